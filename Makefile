@@ -1,0 +1,36 @@
+# The two set-up commands are `make run` and `make test`; see README.md.
+SHELL := /bin/bash
+.SHELLFLAGS := -eo pipefail -c
+
+GO        ?= go
+GOBIN     := $(shell $(GO) env GOPATH)/bin
+STATICCHECK_VERSION ?= v0.8.2
+
+.PHONY: build run test bench lint fmt
+
+build:
+	$(GO) build ./...
+
+# The main job on the embedded default. Until the node binary lands, the primitives demo.
+run:
+	$(GO) run ./examples/primitives
+
+# Every test, with the race detector, against SQLite and a real PostgreSQL
+# (TEST_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/test). Verbose output is
+# filtered down to failures, skips (so a skipped database shows) and package results.
+test:
+	$(GO) test -race -count=1 -v ./... 2>&1 | grep -Ev '^\s*(=== (RUN|PAUSE|CONT|NAME)|--- PASS)' 
+
+# Benchmarks (no timed assertions anywhere else); results go to docs/benchmarks.md.
+bench:
+	bash bench/run.sh
+
+lint:
+	@test -z "$$(gofmt -l .)" || { echo "gofmt would change:"; gofmt -l .; exit 1; }
+	$(GO) vet ./...
+	@command -v staticcheck >/dev/null 2>&1 || test -x $(GOBIN)/staticcheck || \
+		$(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+	PATH="$(GOBIN):$$PATH" staticcheck ./...
+
+fmt:
+	gofmt -w .
