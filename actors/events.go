@@ -1,0 +1,122 @@
+package actors
+
+import (
+	"time"
+
+	"github.com/retentionkit/retention/supervisor"
+)
+
+// Event is something that happened to a pass. Events are plain values with no process
+// identity in them, so they can be logged, counted, stored, or sent to another node.
+type Event interface {
+	// PassName names the pass the event is about.
+	PassName() string
+}
+
+// StopReason says why a sweep ended.
+type StopReason string
+
+// The reasons a sweep ends.
+const (
+	// Drained: a batch came back short, so nothing older than the cutoff is left.
+	Drained StopReason = "drained"
+	// BatchLimit: MaxBatchesPerSweep full batches ran; work remains for the next sweep.
+	BatchLimit StopReason = "batch_limit"
+	// Failed: a batch failed; supervision takes over.
+	Failed StopReason = "failed"
+	// Cancelled: a batch timed out; the next sweep comes on the normal cadence.
+	Cancelled StopReason = "cancelled"
+	// Stopped: the runtime stopped during the sweep.
+	Stopped StopReason = "stopped"
+)
+
+// PassStarted says a pass actor started; its first sweep comes after Offset.
+type PassStarted struct {
+	Name   string
+	Offset time.Duration
+	// Restart is true when supervision restarted the actor.
+	Restart bool
+}
+
+// SweepStarted says a sweep began with its cutoff fixed: rows older than Cutoff go.
+type SweepStarted struct {
+	Name    string
+	Sweep   int64
+	Cutoff  time.Time
+	Trigger bool // started by Trigger rather than the schedule
+}
+
+// BatchDone says one PurgeBatch returned.
+type BatchDone struct {
+	Name     string
+	Sweep    int64
+	Batch    int
+	Rows     int
+	Duration time.Duration
+}
+
+// SweepDone says a sweep ended, with its totals and why.
+type SweepDone struct {
+	Name        string
+	Sweep       int64
+	Cutoff      time.Time
+	Rows        int
+	Skipped     int
+	Batches     int
+	WorkRemains bool
+	Reason      StopReason
+	Duration    time.Duration
+}
+
+// PassFailed says a sweep failed with Err; supervision decides what follows.
+type PassFailed struct {
+	Name  string
+	Sweep int64
+	Err   error
+}
+
+// PassCancelled says a batch was cancelled while nobody asked the runtime to stop: it
+// ran past BatchTimeout.
+type PassCancelled struct {
+	Name  string
+	Sweep int64
+	Err   error
+}
+
+// PassRestarted says supervision restarted the pass, which waits Backoff before its
+// next sweep.
+type PassRestarted struct {
+	Name    string
+	Attempt int
+	Backoff time.Duration
+	Class   supervisor.Class
+	Err     error
+}
+
+// PassStopped says the pass actor stopped: because the runtime stopped, or because
+// supervision gave up (Degraded, with the last error).
+type PassStopped struct {
+	Name     string
+	Reason   string
+	Degraded bool
+	Err      error
+}
+
+// RowSkipped says a pass left a row in place for the rest of the sweep because deleting
+// it failed; it is tried again next sweep.
+type RowSkipped struct {
+	Name  string
+	Sweep int64
+	Key   any
+	Err   error
+}
+
+func (e PassStarted) PassName() string   { return e.Name }
+func (e SweepStarted) PassName() string  { return e.Name }
+func (e BatchDone) PassName() string     { return e.Name }
+func (e SweepDone) PassName() string     { return e.Name }
+func (e PassFailed) PassName() string    { return e.Name }
+func (e PassCancelled) PassName() string { return e.Name }
+func (e PassRestarted) PassName() string { return e.Name }
+func (e PassStopped) PassName() string   { return e.Name }
+func (e RowSkipped) PassName() string    { return e.Name }

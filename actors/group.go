@@ -1,0 +1,35 @@
+package actors
+
+import (
+	"fmt"
+
+	"github.com/asynkron/protoactor-go/actor"
+)
+
+// groupActor supervises a set of pass actors with one strategy: every one-for-one pass
+// under the runtime's main group, each all-for-one group under a group of its own. It
+// spawns its children when it starts and then only relays supervision.
+type groupActor struct {
+	cells []*passCell
+	d     *deps
+	rt    *Runtime
+	ready chan struct{}
+}
+
+func (g *groupActor) Receive(ctx actor.Context) {
+	if _, ok := ctx.Message().(*actor.Started); !ok {
+		return
+	}
+	for i, c := range g.cells {
+		pid, err := ctx.SpawnNamed(newPassProps(c, g.d), fmt.Sprintf("pass-%d", i))
+		if err != nil {
+			panic(fmt.Errorf("spawn pass %q: %w", c.reg.Name, err))
+		}
+		c.pid.Store(pid)
+		g.rt.byPID.Store(pid.Id, c)
+	}
+	if g.ready != nil {
+		close(g.ready)
+		g.ready = nil
+	}
+}

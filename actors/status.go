@@ -1,0 +1,143 @@
+package actors
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/retentionkit/retention/passes"
+	"github.com/retentionkit/retention/supervisor"
+)
+
+// PassState is where a pass is in its cycle.
+type PassState string
+
+// The states a pass reports.
+const (
+	// StateWaiting: between sweeps (or before the first, in its stagger).
+	StateWaiting PassState = "waiting"
+	// StateSweeping: a sweep is running.
+	StateSweeping PassState = "sweeping"
+	// StateBackoff: a sweep failed and the restarted pass waits out its backoff.
+	StateBackoff PassState = "backoff"
+	// StateDisabled: no retention period, so the pass never sweeps.
+	StateDisabled PassState = "disabled"
+	// StateStopped: the pass actor stopped (see PassStatus.Degraded).
+	StateStopped PassState = "stopped"
+)
+
+// PassStatus is a snapshot of one pass.
+type PassStatus struct {
+	Name     string
+	Target   string
+	Database string
+	State    PassState
+	// Degraded is true once supervision gave up on the pass: it no longer sweeps.
+	Degraded bool
+
+	Sweeps              int64
+	LastSweepStarted    time.Time
+	LastSweepEnded      time.Time
+	LastSweepRows       int
+	LastSweepReason     StopReason
+	LastWorkRemains     bool
+	TotalRows           int64
+	TotalSkipped        int64
+	Failures            int64
+	ConsecutiveFailures int
+	Restarts            int
+	LastError           string
+	// NextSweep is when the next scheduled sweep starts; zero while sweeping or stopped.
+	NextSweep time.Time
+}
+
+// SlotStatus is the admission pool of one database.
+type SlotStatus struct {
+	InUse    int
+	Capacity int
+}
+
+// Status is a snapshot of the runtime.
+type Status struct {
+	Passes []PassStatus
+	Slots  map[string]SlotStatus
+	// Degraded is true when any pass was stopped by supervision.
+	Degraded bool
+}
+
+// passCell is what the runtime keeps of one pass across the incarnations of its actor:
+// identity, options, status, and what supervision decided for the next incarnation.
+type passCell struct {
+	reg      passes.Registration
+	offset   time.Duration
+	strategy *supervisor.Strategy
+
+	pid          atomic.Pointer[actor.PID]
+	gone         chan struct{} // closed when the pass actor stops for good
+	goneOnce     sync.Once
+	incarnations atomic.Uint64
+	requests     atomic.Uint64 // admission request ids, unique across incarnations
+
+	mu      sync.Mutex
+	status  PassStatus
+	backoff *time.Duration // set by supervision for the next incarnation to wait
+	gaveUp  error          // set when supervision stops the pass for good
+}
+
+func newPassCell(reg passes.Registration) *passCell {
+	c := &passCell{reg: reg, offset: passes.StaggerOffset(reg.Name, reg.Options.MaxStartupStagger), gone: make(chan struct{})}
+	c.status = PassStatus{Name: reg.Name, Target: reg.TargetKey(), Database: reg.DatabaseName(), State: StateWaiting}
+	if !reg.Options.Enabled() {
+		c.status.State = StateDisabled
+	}
+	return c
+}
+
+func (c *passCell) update(f func(s *PassStatus)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	f(&c.status)
+}
+
+func (c *passCell) snapshot() PassStatus {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.status
+}
+
+// takeBackoff returns and clears the backoff supervision left for this incarnation.
+func (c *passCell) takeBackoff() (time.Duration, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.backoff == nil {
+		return 0, false
+	}
+	d := *c.backoff
+	c.backoff = nil
+	return d, true
+}
+
+func (c *passCell) noteRestart(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.backoff = &d
+	c.status.Restarts++
+	c.status.State = StateBackoff
+}
+
+func (c *passCell) noteGaveUp(err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gaveUp = err
+	c.status.Degraded = true
+}
+
+func (c *passCell) gaveUpWith() (error, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.gaveUp, c.status.Degraded
+}
+
+func (c *passCell) markGone() { c.goneOnce.Do(func() { close(c.gone) }) }

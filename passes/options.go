@@ -1,0 +1,113 @@
+package passes
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/retentionkit/retention/core"
+)
+
+// The defaults DefaultOptions returns.
+const (
+	DefaultBatchSize          = 500
+	DefaultBatchDelay         = 0
+	DefaultSweepInterval      = time.Hour
+	DefaultMaxStartupStagger  = time.Minute
+	DefaultMaxBatchesPerSweep = 100
+	DefaultBatchTimeout       = time.Minute
+)
+
+// Options say how a pass is swept. Zero values mean something (a zero BatchDelay is no
+// pause, a zero MaxStartupStagger starts every pass at once), so start from
+// DefaultOptions rather than from the zero value.
+type Options struct {
+	// RetentionPeriod is how long a row is kept. Nil keeps everything and runs no sweep:
+	// deleting data is a decision made explicitly, so "off" needs no second switch.
+	RetentionPeriod *time.Duration
+	// BatchSize is the most rows one batch deletes, and the signal that tells a drained
+	// backlog (fewer came back) from a full one. Default 500.
+	BatchSize int
+	// BatchDelay is the pause between two batches of one sweep, holding no admission
+	// slot, so a large backlog deleted flat out cannot starve the workload sharing the
+	// database. Default 0.
+	BatchDelay time.Duration
+	// SweepInterval is the longest wait between sweeps; see EffectiveInterval. Default 1h.
+	SweepInterval time.Duration
+	// MaxStartupStagger is the window first sweeps are spread across; see StaggerOffset.
+	// Zero starts every pass at once. Default 1m.
+	MaxStartupStagger time.Duration
+	// MaxBatchesPerSweep bounds one sweep. Reaching it is not an error: the sweep reports
+	// that work remains and the next sweep continues. Default 100.
+	MaxBatchesPerSweep int
+	// BatchTimeout bounds one PurgeBatch through its context, so a hung batch cannot hold
+	// an admission slot forever; it is reported as cancelled. Zero means no bound.
+	// Default 1m.
+	BatchTimeout time.Duration
+}
+
+// DefaultOptions returns the defaults: no retention (so no sweep), batches of 500, no
+// delay, an hourly interval, a one-minute startup stagger, 100 batches per sweep and a
+// one-minute batch timeout.
+func DefaultOptions() Options {
+	return Options{
+		BatchSize:          DefaultBatchSize,
+		BatchDelay:         DefaultBatchDelay,
+		SweepInterval:      DefaultSweepInterval,
+		MaxStartupStagger:  DefaultMaxStartupStagger,
+		MaxBatchesPerSweep: DefaultMaxBatchesPerSweep,
+		BatchTimeout:       DefaultBatchTimeout,
+	}
+}
+
+// Retain returns d as a RetentionPeriod value, for
+// Options{RetentionPeriod: passes.Retain(30 * 24 * time.Hour)}.
+func Retain(d time.Duration) *time.Duration { return &d }
+
+// Enabled reports whether the pass sweeps at all.
+func (o Options) Enabled() bool { return o.RetentionPeriod != nil }
+
+// EffectiveInterval is the smaller of SweepInterval and RetentionPeriod, so a row
+// outlives its retention by at most one interval. With no retention it is SweepInterval.
+func (o Options) EffectiveInterval() time.Duration {
+	if o.RetentionPeriod != nil && *o.RetentionPeriod < o.SweepInterval {
+		return *o.RetentionPeriod
+	}
+	return o.SweepInterval
+}
+
+// Validate returns every problem with o at once, as a *core.ValidationError whose
+// fields are the option names and whose every message names the pass, or nil.
+func (o Options) Validate(name string) error {
+	fields := map[string][]string{}
+	add := func(field, format string, args ...any) {
+		fields[field] = append(fields[field], fmt.Sprintf("pass %q: %s %s", name, field, fmt.Sprintf(format, args...)))
+	}
+	if name == "" {
+		add("name", "must not be empty")
+	}
+	if o.RetentionPeriod != nil && *o.RetentionPeriod <= 0 {
+		add("retention_period", "must be positive, got %v (leave it unset to keep everything)", *o.RetentionPeriod)
+	}
+	if o.BatchSize < 1 {
+		add("batch_size", "must be at least 1, got %d", o.BatchSize)
+	}
+	if o.BatchDelay < 0 {
+		add("batch_delay", "must not be negative, got %v", o.BatchDelay)
+	}
+	if o.SweepInterval <= 0 {
+		add("sweep_interval", "must be positive, got %v", o.SweepInterval)
+	}
+	if o.MaxStartupStagger < 0 {
+		add("max_startup_stagger", "must not be negative, got %v", o.MaxStartupStagger)
+	}
+	if o.MaxBatchesPerSweep < 1 {
+		add("max_batches_per_sweep", "must be at least 1, got %d", o.MaxBatchesPerSweep)
+	}
+	if o.BatchTimeout < 0 {
+		add("batch_timeout", "must not be negative, got %v (0 means no bound)", o.BatchTimeout)
+	}
+	if len(fields) == 0 {
+		return nil
+	}
+	return core.NewValidationErrorMessage(fmt.Sprintf("pass %q has invalid options", name), fields)
+}
