@@ -399,4 +399,3 @@ func (r *Runtime) ObserverFailures() (failures, reporterFailures int64) {
 	}
 	return r.guard.Failures(), r.guard.ReporterFailures()
 }
-

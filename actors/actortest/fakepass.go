@@ -11,11 +11,10 @@ import (
 
 // Step is one scripted PurgeBatch outcome.
 type Step struct {
-	rows   int
-	err    error
-	panic  any
-	block  bool
-	forbid bool
+	rows  int
+	err   error
+	panic any
+	block bool
 }
 
 // Rows returns n rows.
