@@ -27,18 +27,21 @@ const (
 )
 
 // acquire asks for a place. Req is unique per request across every incarnation of the
-// requesting pass, so a late grant can be recognised.
+// requesting pass (not across passes: a request is named by From and Req together), so a
+// late grant can be recognised.
 type acquire struct {
 	Key  string
 	Req  uint64
 	From *actor.PID
 }
 
-// release gives back a place held or waited for under Req; releasing an unknown request
-// does nothing, so a requester can release without knowing whether it was granted.
+// release gives back a place held or waited for under Req by From; releasing an unknown
+// request does nothing, so a requester can release without knowing whether it was
+// granted.
 type release struct {
-	Key string
-	Req uint64
+	Key  string
+	Req  uint64
+	From *actor.PID
 }
 
 // granted tells a requester that its request holds a place now.
@@ -85,7 +88,7 @@ func (a *admissionActor) Receive(ctx actor.Context) {
 	case *acquire:
 		a.acquire(ctx, m)
 	case *release:
-		a.release(ctx, a.key(m.Key), func(r request) bool { return r.req == m.Req })
+		a.release(ctx, a.key(m.Key), func(r request) bool { return r.req == m.Req && r.from.Id == m.From.Id })
 	case *actor.Terminated:
 		a.forget(ctx, m.Who)
 	}

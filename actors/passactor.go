@@ -254,8 +254,8 @@ func (a *passActor) releaseRequest(ctx actor.Context, req uint64) {
 	if req == 0 {
 		return
 	}
-	ctx.Send(a.pool(), &release{Req: req})
-	ctx.Send(a.d.gate, &release{Key: a.cell.reg.TargetKey(), Req: req})
+	ctx.Send(a.pool(), &release{Req: req, From: ctx.Self()})
+	ctx.Send(a.d.gate, &release{Key: a.cell.reg.TargetKey(), Req: req, From: ctx.Self()})
 }
 
 func (a *passActor) releaseAdmission(ctx actor.Context) {

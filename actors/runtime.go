@@ -399,3 +399,22 @@ func (r *Runtime) ObserverFailures() (failures, reporterFailures int64) {
 	}
 	return r.guard.Failures(), r.guard.ReporterFailures()
 }
+
+// System returns the actor system the runtime runs in (nil before Start).
+func (r *Runtime) System() *actor.ActorSystem {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.system
+}
+
+// PassPID returns the PID of the named pass's actor, for a caller that wants to watch
+// it; nil when there is none. The PID stays the same across supervised restarts.
+func (r *Runtime) PassPID(name string) *actor.PID {
+	r.mu.Lock()
+	c := r.cells[name]
+	r.mu.Unlock()
+	if c == nil {
+		return nil
+	}
+	return c.pid.Load()
+}

