@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -43,13 +44,13 @@ func TestFailureBacksOffExponentiallyCappedAndResetsAfterAGoodSweep(t *testing.T
 		h.Start()
 		var sweepsAt []time.Duration
 		got := backoffs(h, 6)
-		if want := []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 10 * time.Second, 10 * time.Second}; !equalDurations(got, want) {
+		if want := []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 10 * time.Second, 10 * time.Second}; !slices.Equal(got, want) {
 			t.Fatalf("backoffs = %v, want %v", got, want)
 		}
 		for _, c := range fake.Calls() {
 			sweepsAt = append(sweepsAt, c.OlderThan.Add(time.Hour).Sub(actortest.Epoch))
 		}
-		if want := []time.Duration{0, 1 * time.Second, 3 * time.Second, 7 * time.Second, 15 * time.Second, 25 * time.Second}; !equalDurations(sweepsAt, want) {
+		if want := []time.Duration{0, 1 * time.Second, 3 * time.Second, 7 * time.Second, 15 * time.Second, 25 * time.Second}; !slices.Equal(sweepsAt, want) {
 			t.Fatalf("sweeps at %v, want %v (each after its backoff)", sweepsAt, want)
 		}
 		good := h.ExpectWithin(time.Minute, actortest.Is[actors.SweepDone]()).(actors.SweepDone)
@@ -111,7 +112,7 @@ func TestRetryAfterHintIsAFloorOnTheBackoff(t *testing.T) {
 		h.Register(passes.Registration{Name: "p", New: fake.Factory(), Options: options(time.Hour, failingOptions)})
 		h.Start()
 		got := backoffs(h, 3)
-		if want := []time.Duration{30 * time.Second, 2 * time.Second, time.Minute}; !equalDurations(got, want) {
+		if want := []time.Duration{30 * time.Second, 2 * time.Second, time.Minute}; !slices.Equal(got, want) {
 			t.Fatalf("backoffs = %v, want %v", got, want)
 		}
 	})

@@ -2,6 +2,7 @@ package actors_test
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/retentionkit/retention/core"
@@ -86,7 +87,7 @@ func TestBatchDelayPacesBatchesAndNoneFollowsTheLast(t *testing.T) {
 			h.ExpectWithin(time.Minute, actortest.Is[actors.BatchDone]())
 			at = append(at, h.Elapsed())
 		}
-		if want := []time.Duration{0, 3 * time.Second, 6 * time.Second}; !equalDurations(at, want) {
+		if want := []time.Duration{0, 3 * time.Second, 6 * time.Second}; !slices.Equal(at, want) {
 			t.Fatalf("batches at %v, want %v", at, want)
 		}
 		h.Expect(actortest.Is[actors.SweepDone]())
@@ -97,18 +98,6 @@ func TestBatchDelayPacesBatchesAndNoneFollowsTheLast(t *testing.T) {
 			t.Fatalf("next sweep at %v, want one interval after the sweep ended", next)
 		}
 	})
-}
-
-func equalDurations(a, b []time.Duration) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func TestMaxBatchesPerSweepYieldsAndTheNextSweepContinues(t *testing.T) {
@@ -164,7 +153,7 @@ func TestEffectiveIntervalIsTheSmallerOfIntervalAndRetention(t *testing.T) {
 			h.ExpectWithin(time.Hour, actortest.Is[actors.SweepStarted]())
 			at = append(at, h.Elapsed())
 		}
-		if want := []time.Duration{0, 10 * time.Minute, 20 * time.Minute, 30 * time.Minute}; !equalDurations(at, want) {
+		if want := []time.Duration{0, 10 * time.Minute, 20 * time.Minute, 30 * time.Minute}; !slices.Equal(at, want) {
 			t.Fatalf("sweeps at %v, want %v", at, want)
 		}
 	})
