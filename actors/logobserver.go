@@ -2,6 +2,7 @@ package actors
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/sirupsen/logrus"
 )
@@ -20,7 +21,7 @@ func (o LogObserver) Observe(e Event) error {
 	case PassStarted:
 		l.WithFields(logrus.Fields{"offset": e.Offset, "restart": e.Restart}).Info("pass started")
 	case SweepStarted:
-		l.WithFields(logrus.Fields{"sweep": e.Sweep, "cutoff": e.Cutoff, "trigger": e.Trigger}).Info("sweep started")
+		l.WithFields(logrus.Fields{"sweep": e.Sweep, "cutoff": e.Cutoff.Format(time.RFC3339), "trigger": e.Trigger}).Info("sweep started")
 	case BatchDone:
 		l.WithFields(logrus.Fields{"sweep": e.Sweep, "batch": e.Batch, "rows": e.Rows, "duration": e.Duration}).Debug("batch done")
 	case SweepDone:
