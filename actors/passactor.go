@@ -69,6 +69,7 @@ type batchResult struct {
 	pass     passes.Pass
 	rows     int
 	skipped  int
+	more     bool // the pass said more is waiting despite a short batch
 	err      error
 	timedOut bool
 	elapsed  time.Duration
@@ -272,18 +273,17 @@ func (a *passActor) runBatch(ctx actor.Context) {
 		timeout = a.d.clock.AfterFunc(t, func() { cancel(errBatchTimedOut) })
 	}
 	a.inflight = cancel
-	var skipped atomic.Int64
 	name, sweepID, d := a.name(), sw.id, a.d
-	bctx = passes.WithSkipReporter(bctx, func(key any, err error) {
-		skipped.Add(1)
+	report := &batchReport{publish: func(key any, err error) {
 		d.publish(RowSkipped{Name: name, Sweep: sweepID, Key: key, Err: err})
-	})
+	}}
+	bctx = passes.WithBatchReporter(bctx, report)
 	res := &batchResult{inc: a.inc, req: a.req}
 	self, pass, cutoff, size, start := ctx.Self(), sw.pass, sw.cutoff, reg.Options.BatchSize, d.clock.Now()
 	go func() {
 		res.pass, res.rows, res.err = purge(bctx, pass, reg.New, size, cutoff)
 		res.timedOut = res.err != nil && errors.Is(context.Cause(bctx), errBatchTimedOut)
-		res.skipped = int(skipped.Load())
+		res.skipped, res.more = int(report.skipped.Load()), report.more.Load()
 		res.elapsed = d.clock.Now().Sub(start)
 		if timeout != nil {
 			timeout.Stop()
@@ -292,6 +292,20 @@ func (a *passActor) runBatch(ctx actor.Context) {
 		d.system.Root.Send(self, res)
 	}()
 }
+
+// batchReport is the passes.BatchReporter of one batch.
+type batchReport struct {
+	publish func(key any, err error)
+	skipped atomic.Int64
+	more    atomic.Bool
+}
+
+func (r *batchReport) RowSkipped(key any, err error) {
+	r.skipped.Add(1)
+	r.publish(key, err)
+}
+
+func (r *batchReport) MoreWaiting() { r.more.Store(true) }
 
 // purge builds the pass if this is the sweep's first batch, then runs one batch. A panic
 // in either becomes a *core.PanicError.
@@ -332,16 +346,17 @@ func (a *passActor) onBatchResult(ctx actor.Context, m *batchResult) {
 		return
 	case m.err != nil:
 		a.fail(ctx, m.err)
-	case m.rows < 0 || m.rows > opts.BatchSize:
+	case m.rows < 0 || m.rows+m.skipped > opts.BatchSize:
 		a.fail(ctx, core.NewBusinessRuleError(fmt.Sprintf(
-			"pass %q: PurgeBatch returned %d rows for a batch of %d", a.name(), m.rows, opts.BatchSize)))
+			"pass %q: PurgeBatch returned %d rows (and skipped %d) for a batch of %d", a.name(), m.rows, m.skipped, opts.BatchSize)))
 	}
 	sw.batches++
 	sw.rows += m.rows
 	a.cell.update(func(s *PassStatus) { s.TotalRows += int64(m.rows); s.TotalSkipped += int64(m.skipped) })
 	a.d.publish(BatchDone{Name: a.name(), Sweep: sw.id, Batch: sw.batches, Rows: m.rows, Duration: m.elapsed})
+	full := m.rows+m.skipped == opts.BatchSize || m.more
 	switch {
-	case m.rows < opts.BatchSize:
+	case !full:
 		a.endSweep(ctx, Drained)
 	case sw.batches >= opts.MaxBatchesPerSweep:
 		a.endSweep(ctx, BatchLimit)

@@ -135,12 +135,22 @@ func TestRegistry(t *testing.T) {
 	}
 }
 
-func TestReportSkipped(t *testing.T) {
-	var keys []any
-	ctx := passes.WithSkipReporter(context.Background(), func(key any, _ error) { keys = append(keys, key) })
+type recordingReporter struct {
+	keys []any
+	more int
+}
+
+func (r *recordingReporter) RowSkipped(key any, _ error) { r.keys = append(r.keys, key) }
+func (r *recordingReporter) MoreWaiting()                { r.more++ }
+
+func TestBatchReporter(t *testing.T) {
+	r := &recordingReporter{}
+	ctx := passes.WithBatchReporter(context.Background(), r)
 	passes.ReportSkipped(ctx, 7, errors.New("fk"))
+	passes.ReportMoreWaiting(ctx)
 	passes.ReportSkipped(context.Background(), 8, errors.New("nobody listens"))
-	if len(keys) != 1 || keys[0] != 7 {
-		t.Fatalf("reported %v", keys)
+	passes.ReportMoreWaiting(context.Background())
+	if len(r.keys) != 1 || r.keys[0] != 7 || r.more != 1 {
+		t.Fatalf("reported %v, more %d", r.keys, r.more)
 	}
 }

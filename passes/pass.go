@@ -15,8 +15,11 @@ import (
 // cutoff that moves under it.
 //
 // A batch should be one transaction, and PurgeBatch must honour ctx: the runtime cancels
-// it when the batch times out or the runtime stops past its grace period. A count below
-// zero or above batchSize is a bug in the pass and fails the sweep deterministically.
+// it when the batch times out or the runtime stops past its grace period. Rows the pass
+// had to leave in place are reported with ReportSkipped and count toward a full batch;
+// ReportMoreWaiting keeps a sweep going after a batch that was short for another reason.
+// A count below zero, or one that with the skipped rows exceeds batchSize, is a bug in
+// the pass and fails the sweep deterministically.
 type Pass interface {
 	PurgeBatch(ctx context.Context, batchSize int, olderThan time.Time) (int, error)
 }

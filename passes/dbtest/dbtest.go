@@ -19,9 +19,9 @@ import (
 
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/pgdialect"
-	"github.com/uptrace/bun/dialect/sqlitedialect"
 	"github.com/uptrace/bun/driver/pgdriver"
-	"github.com/uptrace/bun/driver/sqliteshim"
+
+	"github.com/retentionkit/retention/passes"
 )
 
 // DefaultPostgresURL is used when TEST_DATABASE_URL is unset.
@@ -70,15 +70,21 @@ func redacted(dsn string) string {
 }
 
 // SQLite returns a bun database on a fresh SQLite file in the test's temporary
-// directory, closed when the test ends.
+// directory, opened as passes.Open opens one, closed when the test ends.
 func SQLite(t testing.TB) *bun.DB {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "test.db")
-	sqldb, err := sql.Open(sqliteshim.ShimName, "file:"+path+"?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)")
+	db, err := passes.Open(context.Background(), passes.DriverSQLite, filepath.Join(t.TempDir(), "test.db"))
 	if err != nil {
 		t.Fatalf("open sqlite: %v", err)
 	}
-	db := bun.NewDB(sqldb, sqlitedialect.New())
 	t.Cleanup(func() { _ = db.Close() })
 	return db
+}
+
+// Each runs f as two subtests, "postgres" and "sqlite", each on a fresh database handle,
+// so one suite proves both drivers behave alike.
+func Each(t *testing.T, f func(t *testing.T, db *bun.DB)) {
+	t.Helper()
+	t.Run("postgres", func(t *testing.T) { f(t, Postgres(t)) })
+	t.Run("sqlite", func(t *testing.T) { f(t, SQLite(t)) })
 }

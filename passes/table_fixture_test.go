@@ -1,0 +1,166 @@
+package passes_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
+
+	"github.com/retentionkit/retention/passes"
+)
+
+// cutoffT is the cutoff the table tests sweep at.
+var cutoffT = time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+
+// fixture is the audit schema of DESIGN.md's config example, under a prefix unique to
+// the test, on one database.
+type fixture struct {
+	t      *testing.T
+	db     *bun.DB
+	p      string // table name prefix
+	format passes.TimestampFormat
+}
+
+func newFixture(t *testing.T, db *bun.DB, format passes.TimestampFormat) *fixture {
+	t.Helper()
+	f := &fixture{t: t, db: db, p: fmt.Sprintf("t%08x_", rand.Uint32()), format: format}
+	pg := db.Dialect().Name() == dialect.PG
+	tsType := map[bool]string{true: "TIMESTAMPTZ", false: "TEXT"}[pg]
+	if format == passes.TimestampUnixSeconds || format == passes.TimestampUnixMillis {
+		tsType = "BIGINT"
+	}
+	stmts := []string{
+		`CREATE TABLE {p}audit_log (id BIGINT PRIMARY KEY, occurred_at ` + tsType + ` NOT NULL, state TEXT NOT NULL DEFAULT 'done')`,
+		`CREATE INDEX {p}audit_log_ts ON {p}audit_log (occurred_at, id)`,
+		`CREATE TABLE {p}audit_attachment (id BIGINT PRIMARY KEY, audit_log_id BIGINT NOT NULL REFERENCES {p}audit_log (id))`,
+		`CREATE TABLE {p}attachment_blob (id BIGINT PRIMARY KEY, attachment_id BIGINT NOT NULL REFERENCES {p}audit_attachment (id))`,
+		`CREATE TABLE {p}audit_review (id BIGINT PRIMARY KEY, audit_log_id BIGINT REFERENCES {p}audit_log (id))`,
+		`CREATE TABLE {p}legal_hold (id BIGINT PRIMARY KEY, audit_log_id BIGINT NOT NULL REFERENCES {p}audit_log (id))`,
+		`CREATE TABLE {p}unlisted (id BIGINT PRIMARY KEY, audit_log_id BIGINT NOT NULL REFERENCES {p}audit_log (id))`,
+	}
+	for _, s := range stmts {
+		f.exec(s)
+	}
+	t.Cleanup(func() {
+		for _, table := range []string{"unlisted", "legal_hold", "audit_review", "attachment_blob", "audit_attachment", "audit_log"} {
+			_, _ = db.ExecContext(context.Background(), "DROP TABLE IF EXISTS "+f.p+table)
+		}
+	})
+	return f
+}
+
+func (f *fixture) exec(query string, args ...any) {
+	f.t.Helper()
+	q := replacePrefix(query, f.p)
+	if _, err := f.db.ExecContext(context.Background(), q, args...); err != nil {
+		f.t.Fatalf("%s: %v", q, err)
+	}
+}
+
+func replacePrefix(q, p string) string {
+	out := []byte{}
+	for i := 0; i < len(q); i++ {
+		if i+3 <= len(q) && q[i:i+3] == "{p}" {
+			out = append(out, p...)
+			i += 2
+			continue
+		}
+		out = append(out, q[i])
+	}
+	return string(out)
+}
+
+// ts is how the fixture stores at in its timestamp column.
+func (f *fixture) ts(at time.Time) any {
+	switch f.format {
+	case passes.TimestampUnixSeconds:
+		return at.Unix()
+	case passes.TimestampUnixMillis:
+		return at.UnixMilli()
+	}
+	return at
+}
+
+func (f *fixture) log(id int, at time.Time, state string) {
+	f.exec("INSERT INTO {p}audit_log (id, occurred_at, state) VALUES (?, ?, ?)", id, f.ts(at), state)
+}
+
+// ids returns the ids of a table, sorted.
+func (f *fixture) ids(table string) []int64 {
+	f.t.Helper()
+	var ids []int64
+	if err := f.db.NewSelect().TableExpr(f.p+table).Column("id").Scan(context.Background(), &ids); err != nil {
+		f.t.Fatalf("ids of %s: %v", table, err)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// spec is the config example's declaration of the audit pass.
+func (f *fixture) spec() passes.TableSpec {
+	return passes.TableSpec{
+		Table: f.p + "audit_log", Key: "id", Timestamp: "occurred_at", TimestampFormat: f.format,
+		Filter: &passes.Filter{Column: "state", In: []any{"done", "failed"}},
+		Children: []passes.ChildSpec{
+			{Table: f.p + "audit_attachment", ForeignKey: "audit_log_id", Children: []passes.ChildSpec{
+				{Table: f.p + "attachment_blob", ForeignKey: "attachment_id"},
+			}},
+			{Table: f.p + "audit_review", ForeignKey: "audit_log_id", OnDelete: passes.OnDeleteSetNull},
+			{Table: f.p + "legal_hold", ForeignKey: "audit_log_id", OnDelete: passes.OnDeleteBlock},
+		},
+	}
+}
+
+func (f *fixture) table(spec passes.TableSpec) *passes.Table {
+	f.t.Helper()
+	tbl, err := passes.NewTable(f.db, "audit-log", spec)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return tbl
+}
+
+// sweepResult is what one sweep did, as the runtime would count it.
+type sweepResult struct {
+	deleted, batches int
+	skipped          []any
+}
+
+type reporter struct {
+	skipped []any
+	more    bool
+}
+
+func (r *reporter) RowSkipped(key any, _ error) { r.skipped = append(r.skipped, key) }
+func (r *reporter) MoreWaiting()                { r.more = true }
+
+// sweep runs one sweep of tbl the way the runtime does: batches until one is short.
+func sweep(t *testing.T, tbl *passes.Table, batchSize int, cutoff time.Time) sweepResult {
+	t.Helper()
+	p, err := tbl.Factory()(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res sweepResult
+	for {
+		r := &reporter{}
+		n, err := p.PurgeBatch(passes.WithBatchReporter(context.Background(), r), batchSize, cutoff)
+		if err != nil {
+			t.Fatalf("batch %d: %v", res.batches+1, err)
+		}
+		res.batches++
+		res.deleted += n
+		res.skipped = append(res.skipped, r.skipped...)
+		if n+len(r.skipped) < batchSize && !r.more {
+			return res
+		}
+		if res.batches > 1000 {
+			t.Fatal("the sweep does not end")
+		}
+	}
+}

@@ -1,0 +1,206 @@
+package passes
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/retentionkit/retention/core"
+	"github.com/retentionkit/retention/core/trees"
+)
+
+// OnDelete says what happens to a child table's rows when their parent row expires.
+type OnDelete string
+
+// The child policies.
+const (
+	// OnDeleteDelete deletes the child rows first (nested children deepest first).
+	OnDeleteDelete OnDelete = "delete"
+	// OnDeleteSetNull clears the child's reference and keeps the child row.
+	OnDeleteSetNull OnDelete = "set_null"
+	// OnDeleteBlock keeps the parent while any such child references it ("in use").
+	OnDeleteBlock OnDelete = "block"
+)
+
+// TimestampFormat says how the timestamp column stores time.
+type TimestampFormat string
+
+// The timestamp formats.
+const (
+	// TimestampNative is the database's own time type (PostgreSQL timestamp or
+	// timestamptz) or, on SQLite, the text bun writes for a time.Time: UTC as
+	// "2006-01-02 15:04:05.999999+00:00", which sorts as text in time order.
+	TimestampNative TimestampFormat = "time"
+	// TimestampUnixSeconds is an integer count of seconds since 1970 UTC.
+	TimestampUnixSeconds TimestampFormat = "unix"
+	// TimestampUnixMillis is an integer count of milliseconds since 1970 UTC.
+	TimestampUnixMillis TimestampFormat = "unix_ms"
+)
+
+// Filter narrows a table pass to rows whose Column holds one of In: only those expire.
+type Filter struct {
+	Column string
+	In     []any
+}
+
+// ChildSpec is a table whose rows reference the parent's key.
+type ChildSpec struct {
+	// Table is the child table.
+	Table string
+	// ForeignKey is the child's column that holds the parent's key.
+	ForeignKey string
+	// Key is the child's own key, which its children reference; default "id".
+	Key string
+	// OnDelete is delete (default), set_null or block. block is allowed on direct
+	// children of the swept table only.
+	OnDelete OnDelete
+	// Children are the child's own children (for delete children).
+	Children []ChildSpec
+}
+
+// TableSpec declares a table pass: which rows of which table expire, and what happens
+// to the rows that reference them.
+type TableSpec struct {
+	// Table is the table to sweep (optionally schema-qualified).
+	Table string
+	// Key is its unique key column; batches are deleted by key.
+	Key string
+	// Timestamp is the column compared with the cutoff.
+	Timestamp string
+	// TimestampFormat is how Timestamp stores time; empty means TimestampNative.
+	TimestampFormat TimestampFormat
+	// Filter, when set, limits the pass to rows whose column holds one of its values.
+	Filter *Filter
+	// Where is an extra condition ANDed to the selection. It is TRUSTED SQL, pasted as
+	// written: it must come from the operator's own configuration, never from a user.
+	Where string
+	// Children are the tables that reference the swept table's key.
+	Children []ChildSpec
+	// StatementTimeout bounds each statement of a batch (PostgreSQL's statement_timeout;
+	// on SQLite the whole batch's context). Zero means no bound beyond the batch's.
+	StatementTimeout time.Duration
+}
+
+// Validate returns every problem with the spec at once, each naming the pass and the
+// field in configuration spelling (children[0].foreign_key, ...).
+func (s TableSpec) Validate(name string) error {
+	fields := map[string][]string{}
+	add := func(field, format string, args ...any) {
+		fields[field] = append(fields[field], fmt.Sprintf("pass %q: %s %s", name, field, fmt.Sprintf(format, args...)))
+	}
+	identifier := func(field, value string) {
+		if problem := checkIdentifier(value); problem != "" {
+			add(field, "%s", problem)
+		}
+	}
+	identifier("table", s.Table)
+	identifier("key", s.Key)
+	identifier("timestamp", s.Timestamp)
+	switch s.TimestampFormat {
+	case "", TimestampNative, TimestampUnixSeconds, TimestampUnixMillis:
+	default:
+		add("timestamp_format", "must be %q, %q or %q, got %q", TimestampNative, TimestampUnixSeconds, TimestampUnixMillis, s.TimestampFormat)
+	}
+	if s.Filter != nil {
+		identifier("filter.column", s.Filter.Column)
+		if len(s.Filter.In) == 0 {
+			add("filter.in", "must list at least one value")
+		}
+	}
+	if strings.Contains(s.Where, ";") {
+		add("where", "must be one condition, without ';'")
+	}
+	if s.StatementTimeout < 0 {
+		add("statement_timeout", "must not be negative, got %v", s.StatementTimeout)
+	}
+	validateChildren(s.Children, "children", true, add, identifier)
+	if len(fields) == 0 {
+		return nil
+	}
+	return core.NewValidationErrorMessage(fmt.Sprintf("pass %q has an invalid table declaration", name), fields)
+}
+
+func validateChildren(children []ChildSpec, path string, direct bool, add func(string, string, ...any), identifier func(string, string)) {
+	for i, c := range children {
+		p := fmt.Sprintf("%s[%d]", path, i)
+		identifier(p+".table", c.Table)
+		identifier(p+".foreign_key", c.ForeignKey)
+		if c.Key != "" {
+			identifier(p+".key", c.Key)
+		}
+		switch c.OnDelete {
+		case "", OnDeleteDelete:
+		case OnDeleteSetNull, OnDeleteBlock:
+			if len(c.Children) > 0 {
+				add(p+".children", "are only allowed under on_delete: delete, since a %s child is kept", c.OnDelete)
+			}
+			if c.OnDelete == OnDeleteBlock && !direct {
+				add(p+".on_delete", "block is only allowed on direct children of the swept table")
+			}
+		default:
+			add(p+".on_delete", "must be delete, set_null or block, got %q", c.OnDelete)
+		}
+		validateChildren(c.Children, p+".children", false, add, identifier)
+	}
+}
+
+// childNode is one child table placed in the tree under the swept table.
+type childNode struct {
+	spec   ChildSpec
+	parent *childNode // nil: references the swept table
+	depth  int
+}
+
+func (c *childNode) key() string {
+	if c.spec.Key != "" {
+		return c.spec.Key
+	}
+	return "id"
+}
+
+func (c *childNode) onDelete() OnDelete {
+	if c.spec.OnDelete == "" {
+		return OnDeleteDelete
+	}
+	return c.spec.OnDelete
+}
+
+// orderedChildren flattens the child tree and orders it deepest first (a child's rows are
+// handled before its parent's), using the closure of the tree to find each depth.
+func orderedChildren(children []ChildSpec) ([]*childNode, error) {
+	var nodes []*childNode
+	var walk func([]ChildSpec, *childNode)
+	walk = func(cs []ChildSpec, parent *childNode) {
+		for _, c := range cs {
+			n := &childNode{spec: c, parent: parent}
+			nodes = append(nodes, n)
+			walk(c.Children, n)
+		}
+	}
+	walk(children, nil)
+	index := map[*childNode]int{}
+	tree := make([]trees.Node[int], len(nodes))
+	for i, n := range nodes {
+		index[n] = i
+		tree[i] = trees.Node[int]{ID: i}
+	}
+	for i, n := range nodes {
+		if n.parent != nil {
+			p := index[n.parent]
+			tree[i].Parent = &p
+		}
+	}
+	type depthRow struct{ descendant, depth int }
+	rows, err := trees.Compute(tree, func(_, d, depth int) depthRow { return depthRow{d, depth} })
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range rows {
+		nodes[r.descendant].depth = max(nodes[r.descendant].depth, r.depth)
+	}
+	ordered := slices.Clone(nodes)
+	// Deeper first; declaration order among equals.
+	slices.SortStableFunc(ordered, func(a, b *childNode) int { return b.depth - a.depth })
+	return ordered, nil
+}
