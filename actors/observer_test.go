@@ -90,3 +90,30 @@ func TestRowSkippedReachesObservers(t *testing.T) {
 }
 
 func typeName(v any) string { return fmt.Sprintf("%T", v) }
+
+func TestSkippedRowsAndMoreWaitingKeepTheSweepGoing(t *testing.T) {
+	actortest.Run(t, actors.Config{}, func(t *testing.T, h *actortest.Harness) {
+		calls := 0
+		pass := passes.PassFunc(func(ctx context.Context, size int, _ time.Time) (int, error) {
+			calls++
+			switch calls {
+			case 1: // one row skipped, the rest deleted: full
+				passes.ReportSkipped(ctx, "k1", errors.New("held"))
+				return size - 1, nil
+			case 2: // nothing deleted, but another sweeper took the batch: go on
+				passes.ReportMoreWaiting(ctx)
+				return 0, nil
+			default:
+				return 1, nil
+			}
+		})
+		h.Register(passes.Registration{Name: "p", New: passes.Reuse(pass), Options: options(time.Hour, func(o *passes.Options) {
+			o.BatchSize, o.MaxStartupStagger = 4, 0
+		})})
+		h.Start()
+		done := h.ExpectWithin(time.Second, actortest.Is[actors.SweepDone]()).(actors.SweepDone)
+		if done.Batches != 3 || done.Rows != 4 || done.Skipped != 1 || done.Reason != actors.Drained {
+			t.Fatalf("sweep = %+v, want 3 batches, 4 rows, 1 skipped", done)
+		}
+	})
+}
