@@ -2,6 +2,7 @@ package passes
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"strings"
@@ -97,26 +98,54 @@ func (s *tableSweep) PurgeBatch(ctx context.Context, batchSize int, olderThan ti
 		defer cancel()
 	}
 	cut := t.cutoff(olderThan)
-	cands, err := t.candidates(ctx, batchSize, cut, s.cursor)
+	var deleted []candidate
+	var err error
+	if t.singleStatement() {
+		deleted, err = t.deleteNext(ctx, t.db, batchSize, cut, s.cursor)
+	} else {
+		deleted, err = t.deleteNextInTx(ctx, batchSize, cut, s.cursor)
+	}
+	if err == nil {
+		s.advance(deleted)
+		return len(deleted), nil
+	}
+	if !isRowSpecific(err) || ctx.Err() != nil {
+		return 0, fmt.Errorf("pass %q: delete batch: %w", t.name, err)
+	}
+	return s.bisectNext(ctx, batchSize, cut)
+}
+
+// singleStatement reports whether a batch can be one statement: no children to handle
+// first and no statement timeout to set, so no explicit transaction is needed.
+func (t *Table) singleStatement() bool {
+	return len(t.children) == 0 && t.spec.StatementTimeout == 0
+}
+
+// advance moves the cursor to the greatest (timestamp, key) of the batch.
+func (s *tableSweep) advance(batch []candidate) {
+	for i := range batch {
+		if s.cursor == nil || compareCandidates(batch[i], *s.cursor) > 0 {
+			c := batch[i]
+			s.cursor = &c
+		}
+	}
+}
+
+// bisectNext handles a batch that failed on a constraint: it reads the same candidates
+// without deleting, moves the cursor past them, and deletes them half by half.
+func (s *tableSweep) bisectNext(ctx context.Context, batchSize int, cut any) (int, error) {
+	t := s.t
+	cands, err := t.candidates(ctx, t.db, batchSize, cut, s.cursor, false)
 	if err != nil {
 		return 0, fmt.Errorf("pass %q: select batch: %w", t.name, err)
 	}
-	if len(cands) == 0 {
-		return 0, nil
-	}
-	s.cursor = &cands[len(cands)-1]
+	s.advance(cands)
 	keys := make([]any, len(cands))
 	for i, c := range cands {
 		keys[i] = c.key
 	}
-	deleted, skipped, err := t.deleteOrBisect(ctx, keys, cut)
-	if err != nil {
-		return deleted, err
-	}
-	if len(cands) == batchSize && deleted+skipped < batchSize {
-		ReportMoreWaiting(ctx) // some candidates went to another sweeper or changed
-	}
-	return deleted, nil
+	deleted, _, err := t.deleteOrBisect(ctx, keys, cut)
+	return deleted, err
 }
 
 // cutoff converts the cutoff to the column's representation, rounded up to its
@@ -169,17 +198,30 @@ func qualified(table, column string) schema.QueryAppender {
 	return bun.SafeQuery("?.?", ident(table), bun.Ident(column))
 }
 
-func (t *Table) candidates(ctx context.Context, n int, cut any, after *candidate) ([]candidate, error) {
-	q := t.eligible(t.db.NewSelect().TableExpr("?", ident(t.spec.Table)).
-		ColumnExpr("?, ?", t.col(t.spec.Key), t.col(t.spec.Timestamp)), cut)
-	if after != nil {
-		q = q.Where("(?, ?) > (?, ?)", t.col(t.spec.Timestamp), t.col(t.spec.Key), after.ts, after.key)
+// candidates reads the next n eligible rows after the cursor, in (timestamp, key)
+// order; with lock, on PostgreSQL, it locks them and skips rows another transaction holds.
+func (t *Table) candidates(ctx context.Context, db bun.IDB, n int, cut any, after *candidate, lock bool) ([]candidate, error) {
+	q := t.nextQuery(db, n, cut, after).ColumnExpr("?, ?", t.col(t.spec.Key), t.col(t.spec.Timestamp))
+	if lock && t.postgres {
+		q = q.For("UPDATE SKIP LOCKED")
 	}
-	q = q.OrderExpr("?, ?", t.col(t.spec.Timestamp), t.col(t.spec.Key)).Limit(int64(n))
 	rows, err := q.Rows(ctx)
 	if err != nil {
 		return nil, err
 	}
+	return scanCandidates(rows)
+}
+
+// nextQuery selects (without columns) the next n eligible rows after the cursor.
+func (t *Table) nextQuery(db bun.IDB, n int, cut any, after *candidate) *bun.SelectQuery {
+	q := t.eligible(db.NewSelect().TableExpr("?", ident(t.spec.Table)), cut)
+	if after != nil {
+		q = q.Where("(?, ?) > (?, ?)", t.col(t.spec.Timestamp), t.col(t.spec.Key), after.ts, after.key)
+	}
+	return q.OrderExpr("?, ?", t.col(t.spec.Timestamp), t.col(t.spec.Key)).Limit(int64(n))
+}
+
+func scanCandidates(rows *sql.Rows) ([]candidate, error) {
 	defer rows.Close()
 	var out []candidate
 	for rows.Next() {
@@ -190,6 +232,73 @@ func (t *Table) candidates(ctx context.Context, n int, cut any, after *candidate
 		out = append(out, c)
 	}
 	return out, rows.Err()
+}
+
+// deleteNext deletes the next batch in one statement and returns the deleted rows'
+// keys and timestamps. On PostgreSQL the keys are locked (skipping rows another sweeper
+// holds) in a subquery whose result is an array, so the delete finds them through the
+// key's index whatever the batch size; SQLite takes its write lock for the statement.
+func (t *Table) deleteNext(ctx context.Context, db bun.IDB, n int, cut any, after *candidate) ([]candidate, error) {
+	sub := t.nextQuery(db, n, cut, after).ColumnExpr("?", t.col(t.spec.Key))
+	q := db.NewDelete().TableExpr("?", ident(t.spec.Table))
+	if t.postgres {
+		q = q.Where("? = ANY(ARRAY(?))", t.col(t.spec.Key), sub.For("UPDATE SKIP LOCKED"))
+	} else {
+		q = q.Where("? IN (?)", t.col(t.spec.Key), sub)
+	}
+	query := q.Returning("?, ?", bun.Ident(t.spec.Key), bun.Ident(t.spec.Timestamp)).String()
+	rows, err := db.QueryContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return scanCandidates(rows)
+}
+
+// deleteNextInTx deletes the next batch with its children in one transaction: lock the
+// candidates, delete or clear their children, delete them by key.
+func (t *Table) deleteNextInTx(ctx context.Context, n int, cut any, after *candidate) ([]candidate, error) {
+	var deleted []candidate
+	err := t.uow.Execute(ctx, func(ctx context.Context) error {
+		tx := DB(ctx, t.db)
+		if err := t.setStatementTimeout(ctx, tx); err != nil {
+			return err
+		}
+		cands, err := t.candidates(ctx, tx, n, cut, after, true)
+		if err != nil || len(cands) == 0 {
+			deleted = nil
+			return err
+		}
+		keys := make([]any, len(cands))
+		for i, c := range cands {
+			keys[i] = c.key
+		}
+		if err := t.deleteLocked(ctx, tx, keys); err != nil {
+			return err
+		}
+		deleted = cands
+		return nil
+	})
+	return deleted, err
+}
+
+func (t *Table) setStatementTimeout(ctx context.Context, tx bun.IDB) error {
+	if !t.postgres || t.spec.StatementTimeout <= 0 {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, fmt.Sprintf("SET LOCAL statement_timeout = %d", t.spec.StatementTimeout.Milliseconds()))
+	return err
+}
+
+// deleteLocked handles the children of keys (already locked by this transaction) deepest
+// first, then deletes the keys.
+func (t *Table) deleteLocked(ctx context.Context, tx bun.IDB, keys []any) error {
+	for _, c := range t.children {
+		if err := t.handleChild(ctx, tx, c, keys); err != nil {
+			return err
+		}
+	}
+	_, err := tx.NewDelete().TableExpr("?", ident(t.spec.Table)).Where("? IN (?)", bun.Ident(t.spec.Key), bun.List(keys)).Exec(ctx)
+	return err
 }
 
 // deleteOrBisect deletes keys in one transaction; when that fails on a constraint, it
@@ -232,32 +341,25 @@ func isRowSpecific(err error) bool {
 	return strings.Contains(msg, "constraint failed") || strings.Contains(msg, "SQLITE_CONSTRAINT")
 }
 
-// deleteKeys runs one batch transaction over keys.
+// deleteKeys deletes exactly keys (those still eligible) in one transaction: bisection
+// runs each part through it.
 func (t *Table) deleteKeys(ctx context.Context, keys []any, cut any) (int, error) {
 	var deleted int
 	err := t.uow.Execute(ctx, func(ctx context.Context) error {
 		tx := DB(ctx, t.db)
-		if t.postgres && t.spec.StatementTimeout > 0 {
-			if _, err := tx.ExecContext(ctx, fmt.Sprintf("SET LOCAL statement_timeout = %d", t.spec.StatementTimeout.Milliseconds())); err != nil {
-				return err
-			}
+		if err := t.setStatementTimeout(ctx, tx); err != nil {
+			return err
 		}
 		locked, err := t.lock(ctx, tx, keys, cut)
 		if err != nil || len(locked) == 0 {
+			deleted = 0
 			return err
 		}
-		for _, c := range t.children {
-			if err := t.handleChild(ctx, tx, c, locked); err != nil {
-				return err
-			}
-		}
-		res, err := tx.NewDelete().TableExpr("?", ident(t.spec.Table)).Where("? IN (?)", bun.Ident(t.spec.Key), bun.List(locked)).Exec(ctx)
-		if err != nil {
+		if err := t.deleteLocked(ctx, tx, locked); err != nil {
 			return err
 		}
-		n, err := res.RowsAffected()
-		deleted = int(n)
-		return err
+		deleted = len(locked)
+		return nil
 	})
 	return deleted, err
 }

@@ -100,13 +100,23 @@ func TestTableTimestampFormats(t *testing.T) {
 }
 
 func TestTableBisectionSkipsOnlyTheHeldRow(t *testing.T) {
+	shapes := map[string]func(passes.TableSpec) passes.TableSpec{
+		"with children (one transaction)":  func(s passes.TableSpec) passes.TableSpec { return s },
+		"without children (one statement)": func(s passes.TableSpec) passes.TableSpec { s.Children, s.Filter = nil, nil; return s },
+	}
+	for shape, mutate := range shapes {
+		t.Run(shape, func(t *testing.T) { testBisection(t, mutate) })
+	}
+}
+
+func testBisection(t *testing.T, mutate func(passes.TableSpec) passes.TableSpec) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		f := newFixture(t, db, passes.TimestampNative)
 		for id := 1; id <= 13; id++ {
 			f.log(id, cutoffT.Add(-time.Duration(100-id)*time.Minute), "done")
 		}
 		f.exec("INSERT INTO {p}unlisted (id, audit_log_id) VALUES (1, 6)") // a table the pass does not know
-		res := sweep(t, f.table(f.spec()), 5, cutoffT)
+		res := sweep(t, f.table(mutate(f.spec())), 5, cutoffT)
 		if got := f.ids("audit_log"); !slices.Equal(got, []int64{6}) {
 			t.Fatalf("kept %v, want only the held row 6", got)
 		}

@@ -1,0 +1,72 @@
+// Command drain measures how fast a table pass drains a large backlog, beside the same
+// SQL in a plain loop, the slower batch shapes, and one unbounded DELETE, on PostgreSQL
+// under a fixed-rate OLTP load (pgbench), and on SQLite. It writes a markdown report.
+//
+//	go run ./bench/drain -out /tmp/drain.md            # what make bench runs
+//
+// It needs PostgreSQL (-admin-dsn, a superuser that may create databases) and pgbench on
+// the PATH; it creates and drops the databases retention_bench_tpl and retention_bench.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+)
+
+type config struct {
+	adminDSN  string
+	rows      int
+	reps      int
+	rate      int
+	out       string
+	sqliteDir string
+	skipPG    bool
+}
+
+func main() {
+	var c config
+	flag.StringVar(&c.adminDSN, "admin-dsn", envOr("BENCH_ADMIN_DSN", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"), "PostgreSQL DSN of a user that may create databases")
+	flag.IntVar(&c.rows, "rows", 1_000_000, "rows in the table; 90% are expired")
+	flag.IntVar(&c.reps, "reps", 3, "repetitions of every variant (the report shows medians)")
+	flag.IntVar(&c.rate, "rate", 300, "OLTP load in transactions per second (pgbench -R)")
+	flag.StringVar(&c.out, "out", "", "write the markdown report here (default stdout)")
+	flag.StringVar(&c.sqliteDir, "sqlite-dir", os.TempDir(), "where the SQLite databases go")
+	flag.BoolVar(&c.skipPG, "skip-postgres", false, "measure SQLite only")
+	flag.Parse()
+	if err := run(context.Background(), c); err != nil {
+		fmt.Fprintln(os.Stderr, "drain:", err)
+		os.Exit(1)
+	}
+}
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+func run(ctx context.Context, c config) error {
+	var report strings.Builder
+	command := "go run ./bench/drain " + strings.Join(os.Args[1:], " ")
+	fmt.Fprintf(&report, "## Draining a backlog\n\nProduced by `%s` on %s: %d rows, 90%% expired, median of %d runs (min-max).\n\n",
+		strings.TrimSpace(command), time.Now().UTC().Format("2006-01-02"), c.rows, c.reps)
+	if !c.skipPG {
+		if err := postgresReport(ctx, c, &report); err != nil {
+			fmt.Fprintf(&report, "PostgreSQL part not run: %v\n\n", err)
+			fmt.Fprintln(os.Stderr, "drain: postgres:", err)
+		}
+	}
+	if err := sqliteReport(ctx, c, &report); err != nil {
+		return err
+	}
+	if c.out == "" {
+		fmt.Print(report.String())
+		return nil
+	}
+	return os.WriteFile(c.out, []byte(report.String()), 0o644)
+}

@@ -1,0 +1,139 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	"github.com/uptrace/bun"
+
+	"github.com/retentionkit/retention/actors"
+	"github.com/retentionkit/retention/passes"
+)
+
+func auditTable(db *bun.DB, format passes.TimestampFormat) (*passes.Table, error) {
+	return passes.NewTable(db, "audit-log", passes.TableSpec{Table: "audit_log", Key: "id", Timestamp: "occurred_at", TimestampFormat: format})
+}
+
+// drainWithRuntime runs one sweep of the table pass on a Runtime on the wall clock.
+func drainWithRuntime(batch int) func(context.Context, *bun.DB, time.Time) (int64, error) {
+	return func(ctx context.Context, db *bun.DB, cutoff time.Time) (int64, error) {
+		tbl, err := auditTable(db, passes.TimestampNative)
+		if err != nil {
+			return 0, err
+		}
+		// The runtime computes the cutoff from its clock: a clock reading cutoff+retention
+		// at the start of the sweep gives exactly this cutoff.
+		retention := time.Hour
+		clk := &fixedClock{now: cutoff.Add(retention)}
+		opts := passes.DefaultOptions()
+		opts.RetentionPeriod, opts.BatchSize, opts.MaxStartupStagger = passes.Retain(retention), batch, 0
+		opts.MaxBatchesPerSweep, opts.BatchTimeout = 1<<30, 0
+		quiet := logrus.New()
+		quiet.SetOutput(io.Discard)
+		done := make(chan actors.SweepDone, 1)
+		failed := make(chan error, 1)
+		rt := actors.New(actors.Config{Clock: clk, Logger: quiet, Observers: []actors.Observer{actors.ObserverFunc(func(e actors.Event) error {
+			switch e := e.(type) {
+			case actors.SweepDone:
+				done <- e
+			case actors.PassFailed:
+				failed <- e.Err
+			}
+			return nil
+		})}})
+		if err := rt.Register(tbl.Registration(opts)); err != nil {
+			return 0, err
+		}
+		if err := rt.Start(ctx); err != nil {
+			return 0, err
+		}
+		defer rt.Stop(ctx)
+		select {
+		case d := <-done:
+			return int64(d.Rows), nil
+		case err := <-failed:
+			return 0, err
+		}
+	}
+}
+
+// drainPlainLoop calls the same pass in a loop, without the runtime.
+func drainPlainLoop(batch int) func(context.Context, *bun.DB, time.Time) (int64, error) {
+	return func(ctx context.Context, db *bun.DB, cutoff time.Time) (int64, error) {
+		tbl, err := auditTable(db, passes.TimestampNative)
+		if err != nil {
+			return 0, err
+		}
+		return plainLoop(ctx, tbl, batch, cutoff)
+	}
+}
+
+func plainLoop(ctx context.Context, tbl *passes.Table, batch int, cutoff time.Time) (int64, error) {
+	p, err := tbl.Factory()(ctx)
+	if err != nil {
+		return 0, err
+	}
+	var total int64
+	for {
+		n, err := p.PurgeBatch(ctx, batch, cutoff)
+		if err != nil {
+			return total, err
+		}
+		total += int64(n)
+		if n < batch {
+			return total, nil
+		}
+	}
+}
+
+// drainReselect selects the oldest expired ids from the start of the index every batch,
+// then deletes them: the shape the seed describes.
+func drainReselect(batch int) func(context.Context, *bun.DB, time.Time) (int64, error) {
+	return func(ctx context.Context, db *bun.DB, cutoff time.Time) (int64, error) {
+		var total int64
+		for {
+			var ids []int64
+			if err := db.NewRaw("SELECT id FROM audit_log WHERE occurred_at < ? ORDER BY occurred_at, id LIMIT ?", cutoff, batch).Scan(ctx, &ids); err != nil {
+				return total, err
+			}
+			if len(ids) == 0 {
+				return total, nil
+			}
+			res, err := db.NewDelete().TableExpr("audit_log").Where("id IN (?)", bun.List(ids)).Exec(ctx)
+			if err != nil {
+				return total, err
+			}
+			n, _ := res.RowsAffected()
+			total += n
+		}
+	}
+}
+
+// drainSingleStatement deletes each batch with one statement and a subquery.
+func drainSingleStatement(batch int) func(context.Context, *bun.DB, time.Time) (int64, error) {
+	return func(ctx context.Context, db *bun.DB, cutoff time.Time) (int64, error) {
+		var total int64
+		for {
+			res, err := db.ExecContext(ctx, "DELETE FROM audit_log WHERE id IN (SELECT id FROM audit_log WHERE occurred_at < ? ORDER BY occurred_at, id LIMIT ?)", cutoff, batch)
+			if err != nil {
+				return total, err
+			}
+			n, _ := res.RowsAffected()
+			total += n
+			if n < int64(batch) {
+				return total, nil
+			}
+		}
+	}
+}
+
+func drainUnbounded(ctx context.Context, db *bun.DB, cutoff time.Time) (int64, error) {
+	res, err := db.ExecContext(ctx, "DELETE FROM audit_log WHERE occurred_at < ?", cutoff)
+	if err != nil {
+		return 0, fmt.Errorf("unbounded delete: %w", err)
+	}
+	return res.RowsAffected()
+}
