@@ -1,10 +1,16 @@
 #!/usr/bin/env bash
-# Runs every benchmark of the module and writes the results into docs/benchmarks.md,
-# after the page's fixed introduction (bench/benchmarks-intro.md).
+# Runs every Go benchmark of the module and the drain benchmark (bench/drain, which needs
+# PostgreSQL and pgbench; without them its PostgreSQL part is reported as not run), and
+# writes the results into docs/benchmarks.md after its fixed introduction.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=$(mktemp)
-go test -run '^$' -bench . -benchmem -count "${BENCH_COUNT:-3}" ./... | tee "$out"
+drain=$(mktemp)
+trap 'rm -f "$out" "$drain"' EXIT
+gocmd="go test -run '^\$' -bench . -benchmem -count ${BENCH_COUNT:-3} ./..."
+eval "$gocmd" | tee "$out"
+drain_args="-rows ${BENCH_ROWS:-1000000} -reps ${BENCH_REPS:-3}"
+go run ./bench/drain $drain_args -out "$drain"
 {
   cat bench/benchmarks-intro.md
   echo
@@ -12,9 +18,14 @@ go test -run '^$' -bench . -benchmem -count "${BENCH_COUNT:-3}" ./... | tee "$ou
   echo
   echo "Run on $(date -u +%Y-%m-%d) with $(go version | cut -d' ' -f3), $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //' || echo unknown cpu))."
   echo
+  echo "### Go benchmarks"
+  echo
+  echo "Produced by \`$gocmd\`."
+  echo
   echo '```'
   grep -E '^(Benchmark|pkg:)' "$out"
   echo '```'
+  echo
+  sed 's/^## /### /; s/^### \(PostgreSQL\|SQLite\)/#### \1/' "$drain"
 } > docs/benchmarks.md
-rm -f "$out"
 echo "wrote docs/benchmarks.md"

@@ -125,9 +125,7 @@ func sqliteRun(ctx context.Context, c config, tpl string, cutoff time.Time, v va
 	if _, err := db.ExecContext(ctx, "SELECT count(*) FROM audit_log"); err != nil {
 		return result{}, err
 	}
-	start := time.Now()
-	rows, err := v.drain(ctx, db, cutoff)
-	elapsed := time.Since(start)
+	rows, elapsed, err := v.drain(ctx, db, cutoff)
 	if err != nil {
 		return result{}, err
 	}
@@ -137,12 +135,14 @@ func sqliteRun(ctx context.Context, c config, tpl string, cutoff time.Time, v va
 	return result{rows: rows, elapsed: elapsed}, nil
 }
 
-func drainUnboundedSQLite(ctx context.Context, db *bun.DB, cutoff time.Time) (int64, error) {
-	res, err := db.ExecContext(ctx, "DELETE FROM audit_log WHERE occurred_at < ?", cutoff.UTC().Format("2006-01-02 15:04:05.999999-07:00"))
-	if err != nil {
-		return 0, err
-	}
-	return res.RowsAffected()
+func drainUnboundedSQLite(ctx context.Context, db *bun.DB, cutoff time.Time) (int64, time.Duration, error) {
+	return timed(func() (int64, error) {
+		res, err := db.ExecContext(ctx, "DELETE FROM audit_log WHERE occurred_at < ?", cutoff.UTC().Format("2006-01-02 15:04:05.999999-07:00"))
+		if err != nil {
+			return 0, err
+		}
+		return res.RowsAffected()
+	})
 }
 
 func copyFile(from, to string) error {

@@ -18,11 +18,11 @@ func auditTable(db *bun.DB, format passes.TimestampFormat) (*passes.Table, error
 }
 
 // drainWithRuntime runs one sweep of the table pass on a Runtime on the wall clock.
-func drainWithRuntime(batch int) func(context.Context, *bun.DB, time.Time) (int64, error) {
-	return func(ctx context.Context, db *bun.DB, cutoff time.Time) (int64, error) {
+func drainWithRuntime(batch int) func(context.Context, *bun.DB, time.Time) (int64, time.Duration, error) {
+	return func(ctx context.Context, db *bun.DB, cutoff time.Time) (int64, time.Duration, error) {
 		tbl, err := auditTable(db, passes.TimestampNative)
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		// The runtime computes the cutoff from its clock: a clock reading cutoff+retention
 		// at the start of the sweep gives exactly this cutoff.
@@ -45,29 +45,30 @@ func drainWithRuntime(batch int) func(context.Context, *bun.DB, time.Time) (int6
 			return nil
 		})}})
 		if err := rt.Register(tbl.Registration(opts)); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
+		start := time.Now()
 		if err := rt.Start(ctx); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		defer rt.Stop(ctx)
 		select {
 		case d := <-done:
-			return int64(d.Rows), nil
+			return int64(d.Rows), time.Since(start), nil
 		case err := <-failed:
-			return 0, err
+			return 0, 0, err
 		}
 	}
 }
 
 // drainPlainLoop calls the same pass in a loop, without the runtime.
-func drainPlainLoop(batch int) func(context.Context, *bun.DB, time.Time) (int64, error) {
-	return func(ctx context.Context, db *bun.DB, cutoff time.Time) (int64, error) {
+func drainPlainLoop(batch int) func(context.Context, *bun.DB, time.Time) (int64, time.Duration, error) {
+	return func(ctx context.Context, db *bun.DB, cutoff time.Time) (int64, time.Duration, error) {
 		tbl, err := auditTable(db, passes.TimestampNative)
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
-		return plainLoop(ctx, tbl, batch, cutoff)
+		return timed(func() (int64, error) { return plainLoop(ctx, tbl, batch, cutoff) })
 	}
 }
 
@@ -91,49 +92,66 @@ func plainLoop(ctx context.Context, tbl *passes.Table, batch int, cutoff time.Ti
 
 // drainReselect selects the oldest expired ids from the start of the index every batch,
 // then deletes them: the shape the seed describes.
-func drainReselect(batch int) func(context.Context, *bun.DB, time.Time) (int64, error) {
-	return func(ctx context.Context, db *bun.DB, cutoff time.Time) (int64, error) {
-		var total int64
-		for {
-			var ids []int64
-			if err := db.NewRaw("SELECT id FROM audit_log WHERE occurred_at < ? ORDER BY occurred_at, id LIMIT ?", cutoff, batch).Scan(ctx, &ids); err != nil {
-				return total, err
-			}
-			if len(ids) == 0 {
-				return total, nil
-			}
-			res, err := db.NewDelete().TableExpr("audit_log").Where("id IN (?)", bun.List(ids)).Exec(ctx)
-			if err != nil {
-				return total, err
-			}
-			n, _ := res.RowsAffected()
-			total += n
+func drainReselect(batch int) func(context.Context, *bun.DB, time.Time) (int64, time.Duration, error) {
+	return func(ctx context.Context, db *bun.DB, cutoff time.Time) (int64, time.Duration, error) {
+		return timed(func() (int64, error) { return reselect(ctx, db, batch, cutoff) })
+	}
+}
+
+func reselect(ctx context.Context, db *bun.DB, batch int, cutoff time.Time) (int64, error) {
+	var total int64
+	for {
+		var ids []int64
+		if err := db.NewRaw("SELECT id FROM audit_log WHERE occurred_at < ? ORDER BY occurred_at, id LIMIT ?", cutoff, batch).Scan(ctx, &ids); err != nil {
+			return total, err
 		}
+		if len(ids) == 0 {
+			return total, nil
+		}
+		res, err := db.NewDelete().TableExpr("audit_log").Where("id IN (?)", bun.List(ids)).Exec(ctx)
+		if err != nil {
+			return total, err
+		}
+		n, _ := res.RowsAffected()
+		total += n
 	}
 }
 
 // drainSingleStatement deletes each batch with one statement and a subquery.
-func drainSingleStatement(batch int) func(context.Context, *bun.DB, time.Time) (int64, error) {
-	return func(ctx context.Context, db *bun.DB, cutoff time.Time) (int64, error) {
-		var total int64
-		for {
-			res, err := db.ExecContext(ctx, "DELETE FROM audit_log WHERE id IN (SELECT id FROM audit_log WHERE occurred_at < ? ORDER BY occurred_at, id LIMIT ?)", cutoff, batch)
-			if err != nil {
-				return total, err
-			}
-			n, _ := res.RowsAffected()
-			total += n
-			if n < int64(batch) {
-				return total, nil
-			}
+func drainSingleStatement(batch int) func(context.Context, *bun.DB, time.Time) (int64, time.Duration, error) {
+	return func(ctx context.Context, db *bun.DB, cutoff time.Time) (int64, time.Duration, error) {
+		return timed(func() (int64, error) { return singleStatement(ctx, db, batch, cutoff) })
+	}
+}
+
+func singleStatement(ctx context.Context, db *bun.DB, batch int, cutoff time.Time) (int64, error) {
+	var total int64
+	for {
+		res, err := db.ExecContext(ctx, "DELETE FROM audit_log WHERE id IN (SELECT id FROM audit_log WHERE occurred_at < ? ORDER BY occurred_at, id LIMIT ?)", cutoff, batch)
+		if err != nil {
+			return total, err
+		}
+		n, _ := res.RowsAffected()
+		total += n
+		if n < int64(batch) {
+			return total, nil
 		}
 	}
 }
 
-func drainUnbounded(ctx context.Context, db *bun.DB, cutoff time.Time) (int64, error) {
-	res, err := db.ExecContext(ctx, "DELETE FROM audit_log WHERE occurred_at < ?", cutoff)
-	if err != nil {
-		return 0, fmt.Errorf("unbounded delete: %w", err)
-	}
-	return res.RowsAffected()
+func drainUnbounded(ctx context.Context, db *bun.DB, cutoff time.Time) (int64, time.Duration, error) {
+	return timed(func() (int64, error) {
+		res, err := db.ExecContext(ctx, "DELETE FROM audit_log WHERE occurred_at < ?", cutoff)
+		if err != nil {
+			return 0, fmt.Errorf("unbounded delete: %w", err)
+		}
+		return res.RowsAffected()
+	})
+}
+
+// timed runs f and reports how long it took.
+func timed(f func() (int64, error)) (int64, time.Duration, error) {
+	start := time.Now()
+	n, err := f()
+	return n, time.Since(start), err
 }
