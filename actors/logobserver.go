@@ -23,6 +23,9 @@ func (o LogObserver) Observe(e Event) error {
 	case SweepStarted:
 		l.WithFields(logrus.Fields{"sweep": e.Sweep, "cutoff": e.Cutoff.Format(time.RFC3339), "trigger": e.Trigger}).Info("sweep started")
 	case BatchDone:
+		if lv, ok := o.Logger.(interface{ IsLevelEnabled(logrus.Level) bool }); ok && !lv.IsLevelEnabled(logrus.DebugLevel) {
+			return nil // the busiest event: skip building fields nobody will read
+		}
 		l.WithFields(logrus.Fields{"sweep": e.Sweep, "batch": e.Batch, "rows": e.Rows, "duration": e.Duration}).Debug("batch done")
 	case SweepDone:
 		l.WithFields(logrus.Fields{"sweep": e.Sweep, "rows": e.Rows, "skipped": e.Skipped, "batches": e.Batches,

@@ -105,7 +105,8 @@ type passActor struct {
 	sweep    *sweepRun
 	req      uint64 // the admission request of the next or running batch; 0 when none
 	inflight context.CancelCauseFunc
-	followUp bool // a trigger arrived during a sweep: sweep again when it ends
+	worker   chan func() // runs batches, one at a time, off the mailbox
+	followUp bool        // a trigger arrived during a sweep: sweep again when it ends
 	draining bool
 	drained  []chan<- struct{}
 }
@@ -232,7 +233,7 @@ func (a *passActor) startSweep(ctx actor.Context, trigger bool) {
 
 func (a *passActor) requestAdmission(ctx actor.Context) {
 	a.req = a.cell.requests.Add(1)
-	ctx.Send(a.d.gate, &acquire{Key: a.cell.reg.TargetKey(), Req: a.req, From: ctx.Self()})
+	ctx.Send(a.d.gate, &acquire{Key: a.cell.reg.TargetKey(), Req: a.req, From: ctx.Self(), Then: a.pool()})
 }
 
 func (a *passActor) pool() *actor.PID { return a.d.pools[a.cell.reg.DatabaseName()] }
@@ -242,10 +243,7 @@ func (a *passActor) onGranted(ctx actor.Context, m *granted) {
 		a.releaseRequest(ctx, m.Req) // a grant for a request this incarnation gave up
 		return
 	}
-	switch m.Stage {
-	case gateStage:
-		ctx.Send(a.pool(), &acquire{Req: m.Req, From: ctx.Self()})
-	case slotStage:
+	if m.Stage == slotStage { // the gate forwarded the request to the pool itself
 		a.runBatch(ctx)
 	}
 }
@@ -280,7 +278,8 @@ func (a *passActor) runBatch(ctx actor.Context) {
 	bctx = passes.WithBatchReporter(bctx, report)
 	res := &batchResult{inc: a.inc, req: a.req}
 	self, pass, cutoff, size, start := ctx.Self(), sw.pass, sw.cutoff, reg.Options.BatchSize, d.clock.Now()
-	go func() {
+	a.startWorker()
+	a.worker <- func() {
 		res.pass, res.rows, res.err = purge(bctx, pass, reg.New, size, cutoff)
 		res.timedOut = res.err != nil && errors.Is(context.Cause(bctx), errBatchTimedOut)
 		res.skipped, res.more = int(report.skipped.Load()), report.more.Load()
@@ -290,7 +289,23 @@ func (a *passActor) runBatch(ctx actor.Context) {
 		}
 		cancel(nil)
 		d.system.Root.Send(self, res)
-	}()
+	}
+}
+
+// startWorker starts the goroutine that runs this incarnation's batches. Reusing one
+// goroutine keeps the stack a batch grew (a database driver's call chain is deep) instead
+// of growing a fresh one for every batch; the channel never blocks, since one batch at a
+// time is in flight.
+func (a *passActor) startWorker() {
+	if a.worker != nil {
+		return
+	}
+	a.worker = make(chan func(), 1)
+	go func(jobs <-chan func()) {
+		for job := range jobs {
+			job()
+		}
+	}(a.worker)
 }
 
 // batchReport is the passes.BatchReporter of one batch.
@@ -456,6 +471,10 @@ func (a *passActor) cleanup(ctx actor.Context) {
 	if a.sweep != nil {
 		closePass(a.sweep.pass)
 		a.sweep = nil
+	}
+	if a.worker != nil {
+		close(a.worker) // a batch still running finishes; its result is dropped
+		a.worker = nil
 	}
 	a.finishDrain()
 }

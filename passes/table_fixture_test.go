@@ -28,7 +28,7 @@ type fixture struct {
 
 func newFixture(t *testing.T, db *bun.DB, format passes.TimestampFormat) *fixture {
 	t.Helper()
-	f := &fixture{t: t, db: db, p: fmt.Sprintf("t%08x_", rand.Uint32()), format: format}
+	f := &fixture{t: t, db: db, p: newFixturePrefix(), format: format}
 	pg := db.Dialect().Name() == dialect.PG
 	tsType := map[bool]string{true: "TIMESTAMPTZ", false: "TEXT"}[pg]
 	if format == passes.TimestampUnixSeconds || format == passes.TimestampUnixMillis {
@@ -164,3 +164,7 @@ func sweep(t *testing.T, tbl *passes.Table, batchSize int, cutoff time.Time) swe
 		}
 	}
 }
+
+// newFixturePrefix returns a table name prefix unique to a test, so tests sharing the
+// PostgreSQL database never see each other's tables.
+func newFixturePrefix() string { return fmt.Sprintf("t%08x_", rand.Uint32()) }

@@ -13,6 +13,8 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"time"
 )
@@ -25,6 +27,8 @@ type config struct {
 	out       string
 	sqliteDir string
 	skipPG    bool
+	only      string
+	profile   string
 }
 
 func main() {
@@ -36,9 +40,23 @@ func main() {
 	flag.StringVar(&c.out, "out", "", "write the markdown report here (default stdout)")
 	flag.StringVar(&c.sqliteDir, "sqlite-dir", os.TempDir(), "where the SQLite databases go")
 	flag.BoolVar(&c.skipPG, "skip-postgres", false, "measure SQLite only")
+	flag.StringVar(&c.only, "only", "", "run only the variants whose name contains this (the plain loop and unbounded DELETE always run: the ratios need them)")
+	flag.StringVar(&c.profile, "cpuprofile", "", "write a CPU profile of the whole run here")
 	flag.Parse()
-	if err := run(context.Background(), c); err != nil {
+	if c.profile != "" {
+		f, err := os.Create(c.profile)
+		if err == nil && pprof.StartCPUProfile(f) == nil {
+			defer pprof.StopCPUProfile()
+		}
+	}
+	// Every variant gets this cancellable context, as a service's own loop would: the
+	// drivers watch a cancellable context on every statement, and that cost belongs to any
+	// loop that can be stopped, with or without the runtime.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := run(ctx, c); err != nil {
 		fmt.Fprintln(os.Stderr, "drain:", err)
+		stop()
 		os.Exit(1)
 	}
 }
@@ -69,4 +87,9 @@ func run(ctx context.Context, c config) error {
 		return nil
 	}
 	return os.WriteFile(c.out, []byte(report.String()), 0o644)
+}
+
+// selected reports whether a variant runs under -only.
+func (c config) selected(v variant) bool {
+	return c.only == "" || strings.Contains(v.name, c.only) || strings.HasPrefix(v.name, "same pass") || v.batch == 0
 }

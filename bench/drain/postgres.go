@@ -40,10 +40,10 @@ type variant struct {
 
 func pgVariants() []variant {
 	return []variant{
-		{"table pass on the runtime (keyset)", 500, drainWithRuntime(500)},
-		{"table pass on the runtime (keyset)", 5000, drainWithRuntime(5000)},
 		{"same pass, plain loop, no runtime", 500, drainPlainLoop(500)},
+		{"table pass on the runtime (keyset)", 500, drainWithRuntime(500)},
 		{"same pass, plain loop, no runtime", 5000, drainPlainLoop(5000)},
+		{"table pass on the runtime (keyset)", 5000, drainWithRuntime(5000)},
 		{"re-select from the start each batch", 500, drainReselect(500)},
 		{"single DELETE ... IN (SELECT ... LIMIT n)", 500, drainSingleStatement(500)},
 		{"single DELETE ... IN (SELECT ... LIMIT n)", 10000, drainSingleStatement(10000)},
@@ -64,7 +64,7 @@ func postgresReport(ctx context.Context, c config, report *strings.Builder) erro
 		return err
 	}
 	cutoff := cutoffFor(c.rows)
-	variants := pgVariants()
+	variants := filterVariants(c, pgVariants())
 	results := make([][]result, len(variants))
 	var baselines []result
 	for rep := 1; rep <= c.reps; rep++ {

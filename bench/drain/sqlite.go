@@ -31,7 +31,7 @@ func sqliteReport(ctx context.Context, c config, report *strings.Builder) error 
 		return err
 	}
 	cutoff := cutoffFor(c.rows)
-	variants := sqliteVariants()
+	variants := filterVariants(c, sqliteVariants())
 	results := make([][]result, len(variants))
 	for rep := 1; rep <= c.reps; rep++ {
 		for i, v := range variants {

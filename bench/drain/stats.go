@@ -38,3 +38,13 @@ func percentile(sorted []time.Duration, p float64) time.Duration {
 	i := int(p * float64(len(sorted)-1))
 	return sorted[i]
 }
+
+func filterVariants(c config, vs []variant) []variant {
+	var out []variant
+	for _, v := range vs {
+		if c.selected(v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
