@@ -1,7 +1,10 @@
 package actors_test
 
 import (
+	"context"
 	"fmt"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -123,4 +126,47 @@ func passPID(t *testing.T, h *actortest.Harness, name string) *actor.PID {
 		t.Fatalf("no actor for pass %q", name)
 	}
 	return pid
+}
+
+func TestAHolderOfBackToBackBatchesYieldsToAWaiterAtTheBatchBoundary(t *testing.T) {
+	actortest.Run(t, actors.Config{MaxConcurrentDeletes: 1}, func(t *testing.T, h *actortest.Harness) {
+		var mu sync.Mutex
+		var order []string
+		record := func(name string, f *actortest.FakePass) passes.Factory {
+			inner := f.Factory()
+			return func(ctx context.Context) (passes.Pass, error) {
+				p, err := inner(ctx)
+				return passes.PassFunc(func(ctx context.Context, size int, cutoff time.Time) (int, error) {
+					mu.Lock()
+					order = append(order, name)
+					mu.Unlock()
+					return p.PurgeBatch(ctx, size, cutoff)
+				}), err
+			}
+		}
+		busy := actortest.NewFakePass().Otherwise(actortest.Block(2)) // always a full batch
+		waiter := actortest.NewFakePass(actortest.Block(0))
+		h.Register(
+			passes.Registration{Name: "busy", New: record("busy", busy), Options: options(time.Hour, func(o *passes.Options) {
+				o.BatchSize, o.MaxStartupStagger, o.MaxBatchesPerSweep = 2, 0, 1000
+			})},
+			passes.Registration{Name: "waiter", Target: "other", New: record("waiter", waiter), Options: options(time.Hour)},
+		)
+		h.Start()
+		busy.Release() // uncontended: the next batch runs on the slot it holds
+		h.Settle()
+		h.ExpectWithin(time.Minute, actortest.Of("waiter", actortest.Is[actors.SweepStarted]()))
+		busy.Release() // the batch boundary: busy must give the slot to the waiter now
+		h.Settle()
+		waiter.Release()
+		h.Settle()
+		mu.Lock()
+		got := slices.Clone(order)
+		mu.Unlock()
+		if want := []string{"busy", "busy", "waiter", "busy"}; !slices.Equal(got[:min(4, len(got))], want) {
+			t.Fatalf("batches ran in the order %v, want %v...", got, want)
+		}
+		busy.Otherwise(actortest.Rows(0))
+		busy.Release()
+	})
 }

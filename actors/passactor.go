@@ -107,6 +107,7 @@ type passActor struct {
 	inflight context.CancelCauseFunc
 	worker   chan func() // runs batches, one at a time, off the mailbox
 	followUp bool        // a trigger arrived during a sweep: sweep again when it ends
+	yield    bool        // someone waits for the places a.req holds: give them back
 	draining bool
 	drained  []chan<- struct{}
 }
@@ -131,6 +132,10 @@ func (a *passActor) Receive(ctx actor.Context) {
 		a.onTick(ctx, m)
 	case *granted:
 		a.onGranted(ctx, m)
+	case *yieldPlace:
+		if m.Req == a.req {
+			a.yield = true
+		}
 	case *batchResult:
 		a.onBatchResult(ctx, m)
 	case *triggerSweep:
@@ -232,7 +237,7 @@ func (a *passActor) startSweep(ctx actor.Context, trigger bool) {
 }
 
 func (a *passActor) requestAdmission(ctx actor.Context) {
-	a.req = a.cell.requests.Add(1)
+	a.req, a.yield = a.cell.requests.Add(1), false
 	ctx.Send(a.d.gate, &acquire{Key: a.cell.reg.TargetKey(), Req: a.req, From: ctx.Self(), Then: a.pool()})
 }
 
@@ -259,7 +264,7 @@ func (a *passActor) releaseRequest(ctx actor.Context, req uint64) {
 
 func (a *passActor) releaseAdmission(ctx actor.Context) {
 	a.releaseRequest(ctx, a.req)
-	a.req = 0
+	a.req, a.yield = 0, false
 }
 
 // runBatch runs one PurgeBatch off the mailbox and sends the result back.
@@ -345,12 +350,16 @@ func (a *passActor) onBatchResult(ctx actor.Context, m *batchResult) {
 		return // a batch of an earlier incarnation; its admission was released then
 	}
 	a.inflight = nil
-	a.releaseAdmission(ctx)
 	sw, opts := a.sweep, a.opts()
 	if m.pass != nil {
 		sw.pass = m.pass
 	}
 	sw.skipped += m.skipped
+	full := m.rows+m.skipped == opts.BatchSize || m.more
+	hold := m.err == nil && full && m.rows >= 0 && m.rows+m.skipped <= opts.BatchSize && sw.batches+1 < opts.MaxBatchesPerSweep && !a.draining && opts.BatchDelay == 0 && !a.yield
+	if !hold {
+		a.releaseAdmission(ctx)
+	}
 	switch {
 	case m.err != nil && a.d.batchBase.Err() != nil:
 		a.endSweep(ctx, Stopped)
@@ -369,7 +378,6 @@ func (a *passActor) onBatchResult(ctx actor.Context, m *batchResult) {
 	sw.rows += m.rows
 	a.cell.update(func(s *PassStatus) { s.TotalRows += int64(m.rows); s.TotalSkipped += int64(m.skipped) })
 	a.d.publish(BatchDone{Name: a.name(), Sweep: sw.id, Batch: sw.batches, Rows: m.rows, Duration: m.elapsed})
-	full := m.rows+m.skipped == opts.BatchSize || m.more
 	switch {
 	case !full:
 		a.endSweep(ctx, Drained)
@@ -379,6 +387,8 @@ func (a *passActor) onBatchResult(ctx actor.Context, m *batchResult) {
 		a.endSweep(ctx, Stopped)
 	case opts.BatchDelay > 0:
 		a.schedule(ctx, opts.BatchDelay, tickBatch)
+	case hold:
+		a.runBatch(ctx) // nobody waits for the gate or the slot: keep them
 	default:
 		a.requestAdmission(ctx)
 	}
