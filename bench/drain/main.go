@@ -70,7 +70,15 @@ func envOr(name, def string) string {
 
 func run(ctx context.Context, c config) error {
 	var report strings.Builder
-	command := "go run ./bench/drain " + strings.Join(os.Args[1:], " ")
+	var args []string
+	for i := 1; i < len(os.Args); i++ {
+		if os.Args[i] == "-out" || os.Args[i] == "-cpuprofile" {
+			i++ // where the report goes is not part of what was measured
+			continue
+		}
+		args = append(args, os.Args[i])
+	}
+	command := "go run ./bench/drain " + strings.Join(args, " ")
 	fmt.Fprintf(&report, "## Draining a backlog\n\nProduced by `%s` on %s: %d rows, 90%% expired, median of %d runs (min-max).\n\n",
 		strings.TrimSpace(command), time.Now().UTC().Format("2006-01-02"), c.rows, c.reps)
 	if !c.skipPG {
