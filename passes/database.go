@@ -54,7 +54,18 @@ func isMemory(dsn string) bool {
 	return strings.Contains(dsn, ":memory:") || strings.Contains(dsn, "mode=memory")
 }
 
-// sqliteDSN adds the pragmas a file database needs, unless the DSN sets them itself.
+// sqliteDefaults are the settings a file database gets unless its DSN names them: wait
+// for locks instead of failing, WAL so readers do not block the writer, enforced foreign
+// keys, and immediate transactions (a batch reads, then writes: taking the write lock
+// up front means two writers wait for each other instead of one failing to upgrade).
+var sqliteDefaults = []struct{ name, param string }{
+	{"busy_timeout", "_pragma=busy_timeout(10000)"},
+	{"journal_mode", "_pragma=journal_mode(WAL)"},
+	{"foreign_keys", "_pragma=foreign_keys(1)"},
+	{"_txlock", "_txlock=immediate"},
+}
+
+// sqliteDSN adds sqliteDefaults to a file DSN, keeping whatever it sets itself.
 func sqliteDSN(dsn string) string {
 	if isMemory(dsn) {
 		return dsn
@@ -62,26 +73,15 @@ func sqliteDSN(dsn string) string {
 	if !strings.HasPrefix(dsn, "file:") {
 		dsn = "file:" + dsn
 	}
-	sep := "?"
-	if strings.Contains(dsn, "?") {
-		sep = "&"
-	}
-	if !strings.Contains(dsn, "busy_timeout") {
-		dsn += sep + "_pragma=busy_timeout(10000)"
-		sep = "&"
-	}
-	if !strings.Contains(dsn, "journal_mode") {
-		dsn += sep + "_pragma=journal_mode(WAL)"
-		sep = "&"
-	}
-	if !strings.Contains(dsn, "foreign_keys") {
-		dsn += sep + "_pragma=foreign_keys(1)"
-		sep = "&"
-	}
-	if !strings.Contains(dsn, "_txlock") {
-		// A batch reads, then writes: taking the write lock up front means two writers
-		// wait for each other (busy timeout) instead of one failing to upgrade.
-		dsn += sep + "_txlock=immediate"
+	for _, d := range sqliteDefaults {
+		if strings.Contains(dsn, d.name) {
+			continue
+		}
+		sep := "?"
+		if strings.Contains(dsn, "?") {
+			sep = "&"
+		}
+		dsn += sep + d.param
 	}
 	return dsn
 }

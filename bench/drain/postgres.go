@@ -262,13 +262,6 @@ func writePGTable(w *strings.Builder, c config, variants []variant, results [][]
 		baseP50 = append(baseP50, ms(b.p50))
 		baseP99 = append(baseP99, ms(b.p99))
 	}
-	unbounded := results[len(results)-1]
-	plain := map[int][]result{}
-	for i, v := range variants {
-		if strings.HasPrefix(v.name, "same pass") {
-			plain[v.batch] = results[i]
-		}
-	}
 	fmt.Fprintf(w, "### PostgreSQL, under a %d tps OLTP load\n\n", c.rate)
 	fmt.Fprintf(w, "Load: pgbench, 4 clients, `-R %d`, each transaction reads a random row by id and inserts a new one into the same table. "+
 		"Baseline (no drain): p50 %s ms, p99 %s ms. Ratios are per repetition, then the median.\n\n",
@@ -276,24 +269,14 @@ func writePGTable(w *strings.Builder, c config, variants []variant, results [][]
 	fmt.Fprintln(w, "| variant | batch | rows/s | ÷ plain loop, same batch | ÷ unbounded | load p50 ms | load p99 ms | p99 ÷ baseline |")
 	fmt.Fprintln(w, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 	for i, v := range variants {
-		var rates, vsPlain, vsUnbounded, p50, p99, p99Ratio []float64
+		rates, vsPlain, vsUnbounded := ratios(variants, results, i)
+		var p50, p99, p99Ratio []float64
 		for rep, r := range results[i] {
-			rates = append(rates, r.rate())
-			vsUnbounded = append(vsUnbounded, r.rate()/unbounded[rep].rate())
-			if pl, ok := plain[v.batch]; ok {
-				vsPlain = append(vsPlain, r.rate()/pl[rep].rate())
-			}
 			p50 = append(p50, ms(r.p50))
 			p99 = append(p99, ms(r.p99))
 			p99Ratio = append(p99Ratio, ms(r.p99)/ms(baselines[rep].p99))
 		}
-		batch, plainCol := "-", "-"
-		if v.batch > 0 {
-			batch = strconv.Itoa(v.batch)
-		}
-		if len(vsPlain) > 0 {
-			plainCol = spreadOf(vsPlain).format("", 2)
-		}
+		batch, plainCol := batchAndPlain(v, vsPlain)
 		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", v.name, batch, spreadOf(rates).format("", 0), plainCol,
 			spreadOf(vsUnbounded).format("", 2), spreadOf(p50).format("", 2), spreadOf(p99).format("", 2), spreadOf(p99Ratio).format("", 2))
 	}

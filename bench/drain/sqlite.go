@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -47,29 +46,9 @@ func sqliteReport(ctx context.Context, c config, report *strings.Builder) error 
 	fmt.Fprintln(report)
 	fmt.Fprintln(report, "| variant | batch | rows/s | ÷ plain loop, same batch | ÷ unbounded |")
 	fmt.Fprintln(report, "| --- | ---: | ---: | ---: | ---: |")
-	unbounded := results[len(results)-1]
-	plain := map[int][]result{}
 	for i, v := range variants {
-		if strings.HasPrefix(v.name, "same pass") {
-			plain[v.batch] = results[i]
-		}
-	}
-	for i, v := range variants {
-		var rates, vsPlain, vsUnbounded []float64
-		for rep, r := range results[i] {
-			rates = append(rates, r.rate())
-			vsUnbounded = append(vsUnbounded, r.rate()/unbounded[rep].rate())
-			if pl, ok := plain[v.batch]; ok {
-				vsPlain = append(vsPlain, r.rate()/pl[rep].rate())
-			}
-		}
-		batch, plainCol := "-", "-"
-		if v.batch > 0 {
-			batch = strconv.Itoa(v.batch)
-		}
-		if len(vsPlain) > 0 {
-			plainCol = spreadOf(vsPlain).format("", 2)
-		}
+		rates, vsPlain, vsUnbounded := ratios(variants, results, i)
+		batch, plainCol := batchAndPlain(v, vsPlain)
 		fmt.Fprintf(report, "| %s | %s | %s | %s | %s |\n", v.name, batch, spreadOf(rates).format("", 0), plainCol, spreadOf(vsUnbounded).format("", 2))
 	}
 	fmt.Fprintln(report)

@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -47,4 +49,37 @@ func filterVariants(c config, vs []variant) []variant {
 		}
 	}
 	return out
+}
+
+// ratios returns, per repetition of variant i, its rate and its rate as a share of the
+// plain loop at the same batch size (nil when there is none) and of the unbounded DELETE
+// (the last variant).
+func ratios(variants []variant, results [][]result, i int) (rates, vsPlain, vsUnbounded []float64) {
+	unbounded := results[len(results)-1]
+	var plain []result
+	for j, v := range variants {
+		if strings.HasPrefix(v.name, "same pass") && v.batch == variants[i].batch {
+			plain = results[j]
+		}
+	}
+	for rep, r := range results[i] {
+		rates = append(rates, r.rate())
+		vsUnbounded = append(vsUnbounded, r.rate()/unbounded[rep].rate())
+		if plain != nil {
+			vsPlain = append(vsPlain, r.rate()/plain[rep].rate())
+		}
+	}
+	return rates, vsPlain, vsUnbounded
+}
+
+// batchAndPlain formats the batch column and the plain-loop ratio column.
+func batchAndPlain(v variant, vsPlain []float64) (batch, plain string) {
+	batch, plain = "-", "-"
+	if v.batch > 0 {
+		batch = strconv.Itoa(v.batch)
+	}
+	if len(vsPlain) > 0 {
+		plain = spreadOf(vsPlain).format("", 2)
+	}
+	return batch, plain
 }
