@@ -203,16 +203,13 @@ func (a *passActor) onTick(ctx actor.Context, m *tick) {
 }
 
 func (a *passActor) onTrigger(ctx actor.Context) {
-	if !a.opts().Enabled() || a.draining {
-		return
+	if a.opts().Enabled() {
+		a.startSweep(ctx, true)
 	}
-	if a.sweep != nil {
-		a.followUp = true
-		return
-	}
-	a.startSweep(ctx, true)
 }
 
+// startSweep fixes the cutoff and asks for the first batch's admission. During a sweep
+// (only a trigger gets here then) it asks for one follow-up sweep instead.
 func (a *passActor) startSweep(ctx actor.Context, trigger bool) {
 	if a.draining {
 		return
