@@ -11,9 +11,10 @@ STATICCHECK_VERSION ?= v0.8.2
 build:
 	$(GO) build ./...
 
-# The main job on the embedded default. Until the node binary lands, the primitives demo.
+# The main job on the embedded default: until the node binary lands, one paced sweep of a
+# seeded SQLite table (examples/sqlitedemo, database under examples/demo/).
 run:
-	$(GO) run ./examples/primitives
+	$(GO) run ./examples/sqlitedemo
 
 # Every test, with the race detector, against SQLite and a real PostgreSQL
 # (TEST_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/test). Verbose output is
