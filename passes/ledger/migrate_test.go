@@ -1,0 +1,99 @@
+package ledger_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/uptrace/bun"
+
+	"github.com/retentionkit/retention/passes/dbtest"
+	"github.com/retentionkit/retention/passes/ledger"
+)
+
+// testPrefix returns a prefix unique to the test and drops its tables afterwards.
+func testPrefix(t *testing.T, db *bun.DB) string {
+	t.Helper()
+	p := fmt.Sprintf("l%08x_", rand.Uint32())
+	t.Cleanup(func() {
+		for _, table := range []string{"settings", "dead_letter", "work_queue", "log", "metadata", "migrations", "migration_locks"} {
+			_, _ = db.ExecContext(context.Background(), "DROP TABLE IF EXISTS "+p+table)
+		}
+	})
+	return p
+}
+
+func TestMigrateCreatesTheLedgerOnce(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		p := testPrefix(t, db)
+		applied, err := ledger.Migrate(ctx, db, p)
+		if err != nil || len(applied) != 1 || !strings.Contains(applied[0], "ledger_tables") {
+			t.Fatalf("first Migrate = %v, %v", applied, err)
+		}
+		for _, table := range []string{"metadata", "log", "work_queue", "dead_letter", "settings"} {
+			if _, err := db.NewSelect().TableExpr(p + table).Count(ctx); err != nil {
+				t.Errorf("table %s%s: %v", p, table, err)
+			}
+		}
+		again, err := ledger.Migrate(ctx, db, p)
+		if err != nil || len(again) != 0 {
+			t.Fatalf("second Migrate = %v, %v; want nothing to do", again, err)
+		}
+	})
+}
+
+func TestMigrateFromTwoNodesAtOnce(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		p := testPrefix(t, db)
+		var wg sync.WaitGroup
+		errs := make(chan error, 2)
+		for range 2 {
+			wg.Go(func() {
+				_, err := ledger.Migrate(context.Background(), db, p)
+				errs <- err
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				t.Fatalf("concurrent Migrate: %v", err)
+			}
+		}
+	})
+}
+
+func TestReferencesRestrictDeletes(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		p := testPrefix(t, db)
+		if _, err := ledger.Migrate(ctx, db, p); err != nil {
+			t.Fatal(err)
+		}
+		exec := func(q string) error { _, err := db.ExecContext(ctx, strings.ReplaceAll(q, "{p}", p)); return err }
+		if err := exec(`INSERT INTO {p}metadata (id, name, state, start_time) VALUES (1, 'x', 'Completed', '2026-01-01 00:00:00+00:00')`); err != nil {
+			t.Fatal(err)
+		}
+		if err := exec(`INSERT INTO {p}log (metadata_id, level, time, message) VALUES (1, 'warning', '2026-01-01 00:00:00+00:00', 'm')`); err != nil {
+			t.Fatal(err)
+		}
+		if err := exec(`DELETE FROM {p}metadata WHERE id = 1`); err == nil {
+			t.Fatal("a metadata row with a log row was deleted: the reference does not restrict")
+		}
+	})
+}
+
+func TestCheckPrefix(t *testing.T) {
+	for _, bad := range []string{"", "1x_", "x-y", "x; DROP TABLE y", strings.Repeat("a", 40)} {
+		if err := ledger.CheckPrefix(bad); err == nil || !strings.Contains(err.Error(), "ledger.table_prefix") {
+			t.Errorf("CheckPrefix(%q) = %v", bad, err)
+		}
+	}
+	if err := ledger.CheckPrefix(ledger.DefaultPrefix); err != nil {
+		t.Fatal(err)
+	}
+}
