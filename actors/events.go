@@ -43,7 +43,8 @@ type SweepStarted struct {
 	Name    string
 	Sweep   int64
 	Cutoff  time.Time
-	Trigger bool // started by Trigger rather than the schedule
+	Trigger bool      // started by Trigger rather than the schedule
+	At      time.Time // when it started, on the runtime's clock
 }
 
 // BatchDone says one PurgeBatch returned.
@@ -66,6 +67,7 @@ type SweepDone struct {
 	WorkRemains bool
 	Reason      StopReason
 	Duration    time.Duration
+	At          time.Time // when it ended, on the runtime's clock
 }
 
 // PassFailed says a sweep failed with Err; supervision decides what follows.

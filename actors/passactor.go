@@ -229,7 +229,7 @@ func (a *passActor) startSweep(ctx actor.Context, trigger bool) {
 		s.NextSweep = time.Time{}
 	})
 	a.sweep = sw
-	a.d.publish(SweepStarted{Name: a.name(), Sweep: sw.id, Cutoff: sw.cutoff, Trigger: trigger})
+	a.d.publish(SweepStarted{Name: a.name(), Sweep: sw.id, Cutoff: sw.cutoff, Trigger: trigger, At: now})
 	a.requestAdmission(ctx)
 }
 
@@ -411,7 +411,7 @@ func (a *passActor) endSweep(ctx actor.Context, reason StopReason) {
 	now := a.d.clock.Now()
 	good := reason == Drained || reason == BatchLimit
 	a.d.publish(SweepDone{Name: a.name(), Sweep: sw.id, Cutoff: sw.cutoff, Rows: sw.rows, Skipped: sw.skipped,
-		Batches: sw.batches, WorkRemains: reason == BatchLimit, Reason: reason, Duration: now.Sub(sw.started)})
+		Batches: sw.batches, WorkRemains: reason == BatchLimit, Reason: reason, Duration: now.Sub(sw.started), At: now})
 	a.cell.update(func(s *PassStatus) {
 		s.State = StateWaiting
 		s.LastSweepEnded = now

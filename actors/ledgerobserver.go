@@ -1,0 +1,126 @@
+package actors
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/retentionkit/retention/core/clock"
+	"github.com/retentionkit/retention/passes/ledger"
+)
+
+// LedgerObserver records every sweep in the run ledger: a metadata row that moves from
+// InProgress to Completed (drained or batch-limited), Failed or Cancelled (timed out or
+// stopped), with its counts, stop reason and error, and log rows for its failures,
+// cancellations and every skipped row, so a row that cannot be deleted stays visible
+// across sweeps.
+//
+// It runs on the observer hub like any observer: a ledger write that fails is returned,
+// contained and reported, and never slows or breaks a sweep.
+type LedgerObserver struct {
+	Ledger *ledger.Ledger
+	// Clock stamps log rows; nil is the wall clock. Give it the runtime's clock.
+	Clock clock.Clock
+	// Timeout bounds each ledger write; zero means 10 seconds.
+	Timeout time.Duration
+
+	mu   sync.Mutex
+	runs map[sweepKey]*openRun
+}
+
+// openRun is a sweep whose start was recorded and whose end was not yet.
+type openRun struct {
+	id  int64
+	err string // the failure, for the metadata row's error column
+}
+
+type sweepKey struct {
+	pass  string
+	sweep int64
+}
+
+// Observe writes e to the ledger.
+func (o *LedgerObserver) Observe(e Event) error {
+	ctx, cancel := context.WithTimeout(context.Background(), o.timeout())
+	defer cancel()
+	switch e := e.(type) {
+	case SweepStarted:
+		id, err := o.Ledger.StartRun(ctx, e.Name, e.At, e.Cutoff, nil)
+		if err != nil {
+			return err
+		}
+		o.open(sweepKey{e.Name, e.Sweep}, id)
+	case RowSkipped:
+		return o.log(ctx, sweepKey{e.Name, e.Sweep}, "warning", fmt.Sprintf("row skipped: %v", e.Err), fmt.Sprint(e.Key))
+	case PassFailed:
+		o.noteError(sweepKey{e.Name, e.Sweep}, e.Err)
+		return o.log(ctx, sweepKey{e.Name, e.Sweep}, "error", fmt.Sprintf("sweep failed: %v", e.Err), "")
+	case PassCancelled:
+		return o.log(ctx, sweepKey{e.Name, e.Sweep}, "warning", fmt.Sprintf("batch cancelled: %v", e.Err), "")
+	case SweepDone:
+		run, ok := o.close(sweepKey{e.Name, e.Sweep})
+		if !ok {
+			return nil
+		}
+		f := finishOf(e)
+		f.Error = run.err
+		return o.Ledger.FinishRun(ctx, run.id, f)
+	}
+	return nil
+}
+
+func finishOf(e SweepDone) ledger.Finish {
+	f := ledger.Finish{End: e.At, RowsDeleted: int64(e.Rows), RowsSkipped: int64(e.Skipped), Batches: int64(e.Batches), StopReason: string(e.Reason)}
+	switch e.Reason {
+	case Drained, BatchLimit:
+		f.State = ledger.Completed
+	case Failed:
+		f.State = ledger.Failed
+	default:
+		f.State = ledger.Cancelled
+	}
+	return f
+}
+
+func (o *LedgerObserver) log(ctx context.Context, k sweepKey, level, msg, rowKey string) error {
+	o.mu.Lock()
+	run, ok := o.runs[k]
+	o.mu.Unlock()
+	if !ok {
+		return nil // the sweep's start was not recorded; that failure was reported then
+	}
+	return o.Ledger.Log(ctx, run.id, level, clock.OrReal(o.Clock).Now(), msg, rowKey)
+}
+
+func (o *LedgerObserver) open(k sweepKey, id int64) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.runs == nil {
+		o.runs = map[sweepKey]*openRun{}
+	}
+	o.runs[k] = &openRun{id: id}
+}
+
+func (o *LedgerObserver) noteError(k sweepKey, err error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if run, ok := o.runs[k]; ok {
+		run.err = err.Error()
+	}
+}
+
+func (o *LedgerObserver) close(k sweepKey) (*openRun, bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	run, ok := o.runs[k]
+	delete(o.runs, k)
+	return run, ok
+}
+
+func (o *LedgerObserver) timeout() time.Duration {
+	if o.Timeout > 0 {
+		return o.Timeout
+	}
+	return 10 * time.Second
+}
