@@ -109,7 +109,7 @@ func (s *tableSweep) PurgeBatch(ctx context.Context, batchSize int, olderThan ti
 		s.advance(deleted)
 		return len(deleted), nil
 	}
-	if !isRowSpecific(err) || ctx.Err() != nil {
+	if !IsRowSpecific(err) || ctx.Err() != nil {
 		return 0, fmt.Errorf("pass %q: delete batch: %w", t.name, err)
 	}
 	return s.bisectNext(ctx, batchSize, cut)
@@ -308,7 +308,7 @@ func (t *Table) deleteOrBisect(ctx context.Context, keys []any, cut any) (delete
 	if err == nil {
 		return n, 0, nil
 	}
-	if !isRowSpecific(err) || ctx.Err() != nil {
+	if !IsRowSpecific(err) || ctx.Err() != nil {
 		return 0, 0, fmt.Errorf("pass %q: delete batch: %w", t.name, err)
 	}
 	if len(keys) == 1 {
@@ -326,12 +326,12 @@ func (t *Table) deleteOrBisect(ctx context.Context, keys []any, cut any) (delete
 	return deleted, skipped, nil
 }
 
-// isRowSpecific reports whether err is a failure that some rows of a batch cause and
+// IsRowSpecific reports whether err is a failure that some rows of a batch cause and
 // others do not (an integrity constraint, or a deadlock or serialization failure that
 // outlived the retries), so bisection can isolate them. Anything else (a lost
 // connection, a missing table, a timeout) would fail every half alike and goes to
 // supervision instead.
-func isRowSpecific(err error) bool {
+func IsRowSpecific(err error) bool {
 	var pgErr pgdriver.Error
 	if errors.As(err, &pgErr) {
 		code := pgErr.Field('C')
