@@ -145,7 +145,6 @@ func groupsOf(retentions map[string]time.Duration, def time.Duration) []Group {
 	return groups
 }
 
-
 // CheckAliases refuses, at startup, a plan that lists one pass under two names the
 // registry relates (a short name and its full NameFor name) with two retentions.
 // aliases maps each alias to its canonical name.

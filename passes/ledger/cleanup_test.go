@@ -145,9 +145,9 @@ func TestCleanupEligibility(t *testing.T) {
 func TestCleanupGroupsUseTheirOwnCutoffs(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		b := newBook(t, db)
-		fast := b.run("delta-import", ledger.Completed, 20*time.Minute)           // 10m retention: gone
-		slow := b.run("customer-patch", ledger.Completed, 20*24*time.Hour)        // 30d: kept
-		slowOld := b.run("customer-patch", ledger.Completed, 31*24*time.Hour)     // 30d: gone
+		fast := b.run("delta-import", ledger.Completed, 20*time.Minute)            // 10m retention: gone
+		slow := b.run("customer-patch", ledger.Completed, 20*24*time.Hour)         // 30d: kept
+		slowOld := b.run("customer-patch", ledger.Completed, 31*24*time.Hour)      // 30d: gone
 		def := b.run(ledger.NameMetadataCleanup, ledger.Completed, 20*time.Minute) // default 30m: kept
 		b.sweep(plan(t, ledger.CleanupConfig{Names: []ledger.NameRetention{
 			{Name: "delta-import", Retention: retain(10 * time.Minute)},
