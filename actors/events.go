@@ -45,6 +45,9 @@ type SweepStarted struct {
 	Cutoff  time.Time
 	Trigger bool      // started by Trigger rather than the schedule
 	At      time.Time // when it started, on the runtime's clock
+	// Runs are the ledger runs this sweep serves: requested sweeps (TriggerRun) that it
+	// started for, or that were coalesced into it.
+	Runs []int64
 }
 
 // BatchDone says one PurgeBatch returned.

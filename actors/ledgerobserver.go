@@ -14,7 +14,9 @@ import (
 // InProgress to Completed (drained or batch-limited), Failed or Cancelled (timed out or
 // stopped), with its counts, stop reason and error, and log rows for its failures,
 // cancellations and every skipped row, so a row that cannot be deleted stays visible
-// across sweeps.
+// across sweeps. A sweep started for requested sweeps (Runtime.TriggerRun) finishes
+// their Pending runs instead of starting one, and marks their work-queue rows Done. A
+// pass that supervision stops gets a dead letter linked to its last failed run.
 //
 // It runs on the observer hub like any observer: a ledger write that fails is returned,
 // contained and reported, and never slows or breaks a sweep.
@@ -25,14 +27,15 @@ type LedgerObserver struct {
 	// Timeout bounds each ledger write; zero means 10 seconds.
 	Timeout time.Duration
 
-	mu   sync.Mutex
-	runs map[sweepKey]*openRun
+	mu         sync.Mutex
+	runs       map[sweepKey]*openRun
+	lastFailed map[string]int64 // pass -> its latest failed run, for a dead letter
 }
 
 // openRun is a sweep whose start was recorded and whose end was not yet.
 type openRun struct {
-	id  int64
-	err string // the failure, for the metadata row's error column
+	ids []int64 // the first is the sweep's own row; more when requested sweeps coalesced
+	err string  // the failure, for the metadata row's error column
 }
 
 type sweepKey struct {
@@ -46,11 +49,20 @@ func (o *LedgerObserver) Observe(e Event) error {
 	defer cancel()
 	switch e := e.(type) {
 	case SweepStarted:
-		id, err := o.Ledger.StartRun(ctx, e.Name, e.At, e.Cutoff, nil)
-		if err != nil {
-			return err
+		ids := e.Runs
+		for _, id := range ids {
+			if err := o.Ledger.ActivateRun(ctx, id, e.At, e.Cutoff); err != nil {
+				return err
+			}
 		}
-		o.open(sweepKey{e.Name, e.Sweep}, id)
+		if len(ids) == 0 {
+			id, err := o.Ledger.StartRun(ctx, e.Name, e.At, e.Cutoff, nil)
+			if err != nil {
+				return err
+			}
+			ids = []int64{id}
+		}
+		o.open(sweepKey{e.Name, e.Sweep}, ids)
 	case RowSkipped:
 		return o.log(ctx, sweepKey{e.Name, e.Sweep}, "warning", fmt.Sprintf("row skipped: %v", e.Err), fmt.Sprint(e.Key))
 	case PassFailed:
@@ -65,9 +77,38 @@ func (o *LedgerObserver) Observe(e Event) error {
 		}
 		f := finishOf(e)
 		f.Error = run.err
-		return o.Ledger.FinishRun(ctx, run.id, f)
+		for _, id := range run.ids {
+			if err := o.Ledger.FinishRun(ctx, id, f); err != nil {
+				return err
+			}
+		}
+		if f.State == ledger.Failed {
+			o.noteFailed(e.Name, run.ids[0])
+		}
+		return o.Ledger.FinishWork(ctx, run.ids)
+	case PassStopped:
+		if !e.Degraded {
+			return nil
+		}
+		_, err := o.Ledger.AddDeadLetter(ctx, e.Name, fmt.Sprint(e.Err), o.failedRun(e.Name), clock.OrReal(o.Clock).Now())
+		return err
 	}
 	return nil
+}
+
+func (o *LedgerObserver) noteFailed(pass string, id int64) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.lastFailed == nil {
+		o.lastFailed = map[string]int64{}
+	}
+	o.lastFailed[pass] = id
+}
+
+func (o *LedgerObserver) failedRun(pass string) int64 {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.lastFailed[pass]
 }
 
 func finishOf(e SweepDone) ledger.Finish {
@@ -90,16 +131,16 @@ func (o *LedgerObserver) log(ctx context.Context, k sweepKey, level, msg, rowKey
 	if !ok {
 		return nil // the sweep's start was not recorded; that failure was reported then
 	}
-	return o.Ledger.Log(ctx, run.id, level, clock.OrReal(o.Clock).Now(), msg, rowKey)
+	return o.Ledger.Log(ctx, run.ids[0], level, clock.OrReal(o.Clock).Now(), msg, rowKey)
 }
 
-func (o *LedgerObserver) open(k sweepKey, id int64) {
+func (o *LedgerObserver) open(k sweepKey, ids []int64) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.runs == nil {
 		o.runs = map[sweepKey]*openRun{}
 	}
-	o.runs[k] = &openRun{id: id}
+	o.runs[k] = &openRun{ids: ids}
 }
 
 func (o *LedgerObserver) noteError(k sweepKey, err error) {

@@ -75,8 +75,8 @@ type batchResult struct {
 	elapsed  time.Duration
 }
 
-// triggerSweep asks for a sweep now.
-type triggerSweep struct{}
+// triggerSweep asks for a sweep now, on behalf of the ledger runs in runs (if any).
+type triggerSweep struct{ runs []int64 }
 
 // drainPass asks the pass to finish what is in flight, start nothing new, and close done.
 type drainPass struct{ done chan<- struct{} }
@@ -107,6 +107,7 @@ type passActor struct {
 	inflight context.CancelCauseFunc
 	worker   chan func() // runs batches, one at a time, off the mailbox
 	followUp bool        // a trigger arrived during a sweep: sweep again when it ends
+	runs     []int64     // ledger runs the next triggered sweep serves
 	yield    bool        // someone waits for the places a.req holds: give them back
 	draining bool
 	drained  []chan<- struct{}
@@ -139,7 +140,7 @@ func (a *passActor) Receive(ctx actor.Context) {
 	case *batchResult:
 		a.onBatchResult(ctx, m)
 	case *triggerSweep:
-		a.onTrigger(ctx)
+		a.onTrigger(ctx, m)
 	case *drainPass:
 		a.onDrain(ctx, m)
 	}
@@ -202,8 +203,9 @@ func (a *passActor) onTick(ctx actor.Context, m *tick) {
 	}
 }
 
-func (a *passActor) onTrigger(ctx actor.Context) {
+func (a *passActor) onTrigger(ctx actor.Context, m *triggerSweep) {
 	if a.opts().Enabled() {
+		a.runs = append(a.runs, m.runs...)
 		a.startSweep(ctx, true)
 	}
 }
@@ -229,7 +231,9 @@ func (a *passActor) startSweep(ctx actor.Context, trigger bool) {
 		s.NextSweep = time.Time{}
 	})
 	a.sweep = sw
-	a.d.publish(SweepStarted{Name: a.name(), Sweep: sw.id, Cutoff: sw.cutoff, Trigger: trigger, At: now})
+	runs := a.runs
+	a.runs = nil
+	a.d.publish(SweepStarted{Name: a.name(), Sweep: sw.id, Cutoff: sw.cutoff, Trigger: trigger, At: now, Runs: runs})
 	a.requestAdmission(ctx)
 }
 

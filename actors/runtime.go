@@ -288,7 +288,12 @@ func reasonError(reason any) error {
 // sweep make one follow-up). A trigger also cuts a backoff short. It fails with a
 // *core.NotFoundError for an unknown name and a *core.BusinessRuleError for a pass that
 // never sweeps or was stopped.
-func (r *Runtime) Trigger(name string) error {
+func (r *Runtime) Trigger(name string) error { return r.TriggerRun(name) }
+
+// TriggerRun is Trigger on behalf of requested sweeps recorded in the ledger: the sweep
+// it starts (or the follow-up it schedules) carries runs in its SweepStarted, so the
+// ledger observer finishes those runs instead of starting a new one.
+func (r *Runtime) TriggerRun(name string, runs ...int64) error {
 	r.mu.Lock()
 	c, running := r.cells[name], r.started && !r.stopped
 	r.mu.Unlock()
@@ -303,8 +308,19 @@ func (r *Runtime) Trigger(name string) error {
 	if _, degraded := c.gaveUpWith(); degraded {
 		return core.NewBusinessRuleError(fmt.Sprintf("pass %q was stopped by supervision", name))
 	}
-	r.system.Root.Send(c.pid.Load(), &triggerSweep{})
+	r.system.Root.Send(c.pid.Load(), &triggerSweep{runs: runs})
 	return nil
+}
+
+// PassNames returns the registered pass names, in registration order.
+func (r *Runtime) PassNames() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var names []string
+	for _, reg := range r.registry.All() {
+		names = append(names, reg.Name)
+	}
+	return names
 }
 
 // Status returns a snapshot of every pass, in registration order, and of the admission

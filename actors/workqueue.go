@@ -1,0 +1,62 @@
+package actors
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/retentionkit/retention/core/clock"
+	"github.com/retentionkit/retention/core/polling"
+	"github.com/retentionkit/retention/passes/ledger"
+)
+
+// WorkQueuePoller claims requested sweeps ("sweep now", dead-letter retries) from the
+// ledger for its runtime's passes and triggers them. Every runtime sharing the database
+// polls; each request is claimed by exactly one. Each poll is recorded as a run under
+// ledger.NameWorkQueuePoller, which the metadata cleanup prunes.
+type WorkQueuePoller struct {
+	Runtime *Runtime
+	Ledger  *ledger.Ledger
+	// Clock times the polls and stamps the runs; nil is the wall clock.
+	Clock clock.Clock
+	// Interval is the wait between polls; zero means a second.
+	Interval time.Duration
+	// Reporter hears of failed polls; nil hears nothing.
+	Reporter polling.Reporter
+}
+
+// Run polls until stop ends.
+func (p *WorkQueuePoller) Run(stop context.Context) {
+	interval := p.Interval
+	if interval <= 0 {
+		interval = time.Second
+	}
+	polling.Loop{Interval: interval, Clock: p.Clock, Reporter: p.Reporter, Pass: func(ctx context.Context) (polling.Outcome, error) {
+		_, err := p.PollOnce(ctx)
+		return polling.WaitForInterval, err
+	}}.Run(stop)
+}
+
+// PollOnce claims what is queued for the runtime's passes, triggers each, and returns how
+// many it claimed. A claim for a pass that cannot sweep (stopped by supervision, say)
+// fails its run with the reason.
+func (p *WorkQueuePoller) PollOnce(ctx context.Context) (int, error) {
+	clk := clock.OrReal(p.Clock)
+	start := clk.Now()
+	run, err := p.Ledger.StartRun(ctx, ledger.NameWorkQueuePoller, start, start, nil)
+	if err != nil {
+		return 0, err
+	}
+	claims, err := p.Ledger.ClaimWork(ctx, p.Runtime.PassNames(), 100, start)
+	if err != nil {
+		_ = p.Ledger.FinishRun(ctx, run, ledger.Finish{End: clk.Now(), State: ledger.Failed, Error: err.Error()})
+		return 0, err
+	}
+	for _, c := range claims {
+		if terr := p.Runtime.TriggerRun(c.Pass, c.RunID); terr != nil {
+			_ = p.Ledger.FinishRun(ctx, c.RunID, ledger.Finish{End: clk.Now(), State: ledger.Failed, Error: fmt.Sprintf("not triggered: %v", terr)})
+			_ = p.Ledger.FinishWork(ctx, []int64{c.RunID})
+		}
+	}
+	return len(claims), p.Ledger.FinishRun(ctx, run, ledger.Finish{End: clk.Now(), State: ledger.Completed, RowsDeleted: int64(len(claims)), StopReason: "claimed"})
+}
