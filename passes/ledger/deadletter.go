@@ -74,7 +74,7 @@ func (l *Ledger) RetryDeadLetter(ctx context.Context, id int64, at time.Time) (C
 // DeadLetters returns the dead letters, newest first.
 func (l *Ledger) DeadLetters(ctx context.Context) ([]DeadLetter, error) {
 	var letters []DeadLetter
-	err := l.db.NewSelect().Model(&letters).ModelTableExpr(l.table("dead_letter")+" AS dead_letter").OrderExpr("id DESC").Scan(ctx)
+	err := l.db.NewSelect().Model(&letters).ModelTableExpr(l.table("dead_letter") + " AS dead_letter").OrderExpr("id DESC").Scan(ctx)
 	return letters, err
 }
 
