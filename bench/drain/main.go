@@ -20,15 +20,16 @@ import (
 )
 
 type config struct {
-	adminDSN  string
-	rows      int
-	reps      int
-	rate      int
-	out       string
-	sqliteDir string
-	skipPG    bool
-	only      string
-	profile   string
+	adminDSN   string
+	rows       int
+	reps       int
+	rate       int
+	out        string
+	sqliteDir  string
+	skipPG     bool
+	only       string
+	ledgerOnly bool
+	profile    string
 }
 
 func main() {
@@ -40,6 +41,7 @@ func main() {
 	flag.StringVar(&c.out, "out", "", "write the markdown report here (default stdout)")
 	flag.StringVar(&c.sqliteDir, "sqlite-dir", os.TempDir(), "where the SQLite databases go")
 	flag.BoolVar(&c.skipPG, "skip-postgres", false, "measure SQLite only")
+	flag.BoolVar(&c.ledgerOnly, "ledger-only", false, "measure only the ledger's metadata cleanup (PostgreSQL)")
 	flag.StringVar(&c.only, "only", "", "run only the variants whose name contains this (the plain loop and unbounded DELETE always run: the ratios need them)")
 	flag.StringVar(&c.profile, "cpuprofile", "", "write a CPU profile of the whole run here")
 	flag.Parse()
@@ -81,20 +83,34 @@ func run(ctx context.Context, c config) error {
 	command := "go run ./bench/drain " + strings.Join(args, " ")
 	fmt.Fprintf(&report, "## Draining a backlog\n\nProduced by `%s` on %s: %d rows, 90%% expired, median of %d runs (min-max).\n\n",
 		strings.TrimSpace(command), time.Now().UTC().Format("2006-01-02"), c.rows, c.reps)
+	if c.ledgerOnly {
+		if err := ledgerReport(ctx, c, &report); err != nil {
+			return err
+		}
+		return writeReport(c, report.String())
+	}
 	if !c.skipPG {
 		if err := postgresReport(ctx, c, &report); err != nil {
 			fmt.Fprintf(&report, "PostgreSQL part not run: %v\n\n", err)
 			fmt.Fprintln(os.Stderr, "drain: postgres:", err)
 		}
+		if err := ledgerReport(ctx, c, &report); err != nil {
+			fmt.Fprintf(&report, "Ledger cleanup part not run: %v\n\n", err)
+			fmt.Fprintln(os.Stderr, "drain: ledger:", err)
+		}
 	}
 	if err := sqliteReport(ctx, c, &report); err != nil {
 		return err
 	}
+	return writeReport(c, report.String())
+}
+
+func writeReport(c config, report string) error {
 	if c.out == "" {
-		fmt.Print(report.String())
+		fmt.Print(report)
 		return nil
 	}
-	return os.WriteFile(c.out, []byte(report.String()), 0o644)
+	return os.WriteFile(c.out, []byte(report), 0o644)
 }
 
 // selected reports whether a variant runs under -only.
