@@ -16,10 +16,26 @@ type groupActor struct {
 	ready chan struct{}
 }
 
+// revivePass asks a group for a new actor for a pass supervision stopped.
+type revivePass struct {
+	cell *passCell
+	done chan<- struct{}
+}
+
 func (g *groupActor) Receive(ctx actor.Context) {
-	if _, ok := ctx.Message().(*actor.Started); !ok {
-		return
+	switch m := ctx.Message().(type) {
+	case *actor.Started:
+		g.spawnAll(ctx)
+	case *revivePass:
+		m.cell.revived()
+		pid := ctx.SpawnPrefix(newPassProps(m.cell, g.d), "pass-revived")
+		m.cell.pid.Store(pid)
+		g.rt.byPID.Store(pid.Id, m.cell)
+		close(m.done)
 	}
+}
+
+func (g *groupActor) spawnAll(ctx actor.Context) {
 	for i, c := range g.cells {
 		pid, err := ctx.SpawnNamed(newPassProps(c, g.d), fmt.Sprintf("pass-%d", i))
 		if err != nil {

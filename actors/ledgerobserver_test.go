@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -99,3 +100,34 @@ func TestLedgerRecordsSweeps(t *testing.T) {
 		}
 	})
 }
+
+// TestABrokenLedgerNeverStopsASweep drops the ledger's tables under a running runtime:
+// every write fails, each failure is counted, and the sweeps go on.
+func TestABrokenLedgerNeverStopsASweep(t *testing.T) {
+	db := dbtest.SQLite(t)
+	l := migratedLedger(t, db)
+	if _, err := db.ExecContext(context.Background(), "DROP TABLE "+l.Prefix()+"metadata"); err != nil {
+		t.Fatal(err)
+	}
+	var calls atomic.Int32
+	n := startNode(t, l, actors.Config{}, func() passes.Registration {
+		opts := passes.DefaultOptions()
+		opts.RetentionPeriod, opts.MaxStartupStagger = passes.Retain(time.Hour), 0
+		return passes.Registration{Name: "p", Options: opts, New: passes.Reuse(passes.PassFunc(func(context.Context, int, time.Time) (int, error) {
+			calls.Add(1)
+			return 0, nil
+		}))}
+	}())
+	select {
+	case d := <-n.done:
+		if d.Reason != actors.Drained {
+			t.Fatalf("sweep ended %s", d.Reason)
+		}
+	case <-time.After(time.Minute): // a bound on a hang, not a timing assertion
+		t.Fatal("the sweep did not end")
+	}
+	if failures, _ := n.rt.ObserverFailures(); failures == 0 || calls.Load() != 1 {
+		t.Fatalf("observer failures %d, calls %d: want failed ledger writes and a finished sweep", failures, calls.Load())
+	}
+}
+

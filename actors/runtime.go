@@ -223,7 +223,11 @@ func (r *Runtime) spawnPasses(ctx context.Context) error {
 		readies = append(readies, ready)
 		g := &groupActor{cells: cells, d: r.d, rt: r, ready: ready}
 		props := actor.PropsFromProducer(func() actor.Actor { return g }, actor.WithSupervisor(strategy))
-		r.groups = append(r.groups, r.system.Root.SpawnPrefix(props, "retention-passes"))
+		pid := r.system.Root.SpawnPrefix(props, "retention-passes")
+		for _, c := range cells {
+			c.group = pid
+		}
+		r.groups = append(r.groups, pid)
 	}
 	for _, ready := range readies {
 		select {
@@ -385,7 +389,7 @@ func (r *Runtime) drain(ctx context.Context, cells []*passCell) bool {
 			continue
 		}
 		done := make(chan struct{})
-		waits = append(waits, drainWait{done: done, gone: c.gone})
+		waits = append(waits, drainWait{done: done, gone: c.goneCh()})
 		r.system.Root.Send(c.pid.Load(), &drainPass{done: done})
 	}
 	graceful := true
@@ -433,4 +437,47 @@ func (r *Runtime) PassPID(name string) *actor.PID {
 		return nil
 	}
 	return c.pid.Load()
+}
+
+// Revive starts a new actor for a pass that supervision stopped, as a dead-letter retry
+// does, and returns once it runs. Its restart history starts afresh. A pass that is
+// running is a *core.BusinessRuleError; an unknown one a *core.NotFoundError.
+func (r *Runtime) Revive(ctx context.Context, name string) error {
+	r.mu.Lock()
+	c, running := r.cells[name], r.started && !r.stopped
+	r.mu.Unlock()
+	switch {
+	case !running:
+		return core.NewBusinessRuleError("retention: runtime is not running")
+	case c == nil:
+		return core.NewNotFoundError("pass", name)
+	}
+	if _, degraded := c.gaveUpWith(); !degraded {
+		return core.NewBusinessRuleError(fmt.Sprintf("pass %q is running; only a pass stopped by supervision can be revived", name))
+	}
+	select {
+	case <-c.goneCh(): // the old actor is gone: its PassStopped is out
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	done := make(chan struct{})
+	r.system.Root.Send(c.group, &revivePass{cell: c, done: done})
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// degraded reports whether the named pass exists and was stopped by supervision.
+func (r *Runtime) degraded(name string) (exists, degraded bool) {
+	r.mu.Lock()
+	c := r.cells[name]
+	r.mu.Unlock()
+	if c == nil {
+		return false, false
+	}
+	_, degraded = c.gaveUpWith()
+	return true, degraded
 }

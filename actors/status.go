@@ -75,8 +75,7 @@ type passCell struct {
 	strategy *supervisor.Strategy
 
 	pid          atomic.Pointer[actor.PID]
-	gone         chan struct{} // closed when the pass actor stops for good
-	goneOnce     sync.Once
+	group        *actor.PID // the supervisor the pass actor runs under
 	incarnations atomic.Uint64
 	requests     atomic.Uint64 // admission request ids, unique across incarnations
 
@@ -84,6 +83,7 @@ type passCell struct {
 	status  PassStatus
 	backoff *time.Duration // set by supervision for the next incarnation to wait
 	gaveUp  error          // set when supervision stops the pass for good
+	gone    chan struct{}  // closed when the pass actor stops for good
 }
 
 func newPassCell(reg passes.Registration) *passCell {
@@ -140,4 +140,28 @@ func (c *passCell) gaveUpWith() (error, bool) {
 	return c.gaveUp, c.status.Degraded
 }
 
-func (c *passCell) markGone() { c.goneOnce.Do(func() { close(c.gone) }) }
+// markGone closes the channel Stop waits on, once per actor.
+func (c *passCell) markGone() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	select {
+	case <-c.gone:
+	default:
+		close(c.gone)
+	}
+}
+
+// goneCh returns the channel closed when the current pass actor stops for good.
+func (c *passCell) goneCh() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.gone
+}
+
+// revived resets what supervision giving up left behind, for a new pass actor.
+func (c *passCell) revived() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gaveUp, c.backoff, c.gone = nil, nil, make(chan struct{})
+	c.status.Degraded, c.status.State, c.status.ConsecutiveFailures = false, StateWaiting, 0
+}

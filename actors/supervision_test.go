@@ -226,3 +226,29 @@ func TestResultOfAnEarlierIncarnationIsDropped(t *testing.T) {
 		}
 	})
 }
+
+func TestReviveStartsAPassSupervisionStopped(t *testing.T) {
+	cfg := actors.Config{Supervision: supervisor.Policy{Limit: supervisor.Limit{MaxRestarts: 1, Window: time.Hour}}}
+	actortest.Run(t, cfg, func(t *testing.T, h *actortest.Harness) {
+		fake := actortest.NewFakePass(actortest.Fail(errConnReset), actortest.Fail(errConnReset)) // then it works
+		h.Register(passes.Registration{Name: "p", New: fake.Factory(), Options: options(time.Hour, failingOptions)})
+		h.Start()
+		if err := h.Runtime.Revive(context.Background(), "p"); err == nil {
+			t.Fatal("Revive of a running pass succeeded")
+		}
+		h.ExpectWithin(time.Minute, actortest.Where(func(e actors.PassStopped) bool { return e.Degraded }))
+		if err := h.Runtime.Revive(context.Background(), "p"); err != nil {
+			t.Fatal(err)
+		}
+		if st := h.Status("p"); st.Degraded || st.State != actors.StateWaiting {
+			t.Fatalf("status after Revive = %+v", st)
+		}
+		if err := h.Runtime.Trigger("p"); err != nil {
+			t.Fatal(err)
+		}
+		done := h.ExpectWithin(time.Second, actortest.Is[actors.SweepDone]()).(actors.SweepDone)
+		if done.Reason != actors.Drained || h.Runtime.Status().Degraded {
+			t.Fatalf("after Revive: %+v, degraded %v", done, h.Runtime.Status().Degraded)
+		}
+	})
+}

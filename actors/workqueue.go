@@ -38,8 +38,8 @@ func (p *WorkQueuePoller) Run(stop context.Context) {
 }
 
 // PollOnce claims what is queued for the runtime's passes, triggers each, and returns how
-// many it claimed. A claim for a pass that cannot sweep (stopped by supervision, say)
-// fails its run with the reason.
+// many it claimed. A dead-letter retry first revives its pass if supervision stopped it;
+// a claim for a pass that cannot sweep fails its run with the reason.
 func (p *WorkQueuePoller) PollOnce(ctx context.Context) (int, error) {
 	clk := clock.OrReal(p.Clock)
 	start := clk.Now()
@@ -53,6 +53,15 @@ func (p *WorkQueuePoller) PollOnce(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	for _, c := range claims {
+		if c.Retry {
+			if _, degraded := p.Runtime.degraded(c.Pass); degraded {
+				if err := p.Runtime.Revive(ctx, c.Pass); err != nil {
+					_ = p.Ledger.FinishRun(ctx, c.RunID, ledger.Finish{End: clk.Now(), State: ledger.Failed, Error: fmt.Sprintf("not revived: %v", err)})
+					_ = p.Ledger.FinishWork(ctx, []int64{c.RunID})
+					continue
+				}
+			}
+		}
 		if terr := p.Runtime.TriggerRun(c.Pass, c.RunID); terr != nil {
 			_ = p.Ledger.FinishRun(ctx, c.RunID, ledger.Finish{End: clk.Now(), State: ledger.Failed, Error: fmt.Sprintf("not triggered: %v", terr)})
 			_ = p.Ledger.FinishWork(ctx, []int64{c.RunID})

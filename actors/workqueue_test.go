@@ -45,7 +45,10 @@ func startNode(t *testing.T, l *ledger.Ledger, cfg actors.Config, regs ...passes
 	t.Helper()
 	n := &node{done: make(chan actors.SweepDone, 16)}
 	cfg.Logger = quietLogger()
-	cfg.Observers = append(cfg.Observers, &actors.LedgerObserver{Ledger: l}, actors.ObserverFunc(func(e actors.Event) error {
+	// The ledger observer first: an observer of the test's hears an event after the ledger
+	// has recorded it.
+	cfg.Observers = append([]actors.Observer{&actors.LedgerObserver{Ledger: l}}, cfg.Observers...)
+	cfg.Observers = append(cfg.Observers, actors.ObserverFunc(func(e actors.Event) error {
 		if d, ok := e.(actors.SweepDone); ok {
 			n.done <- d
 		}
@@ -122,6 +125,7 @@ func TestADeadLetterAndItsRetryAreLinked(t *testing.T) {
 		opts := passes.DefaultOptions()
 		opts.RetentionPeriod, opts.MaxStartupStagger = passes.Retain(time.Hour), 0
 		boom := errors.New("relation orders does not exist")
+		var calls atomic.Int32
 		stopped := make(chan struct{})
 		cfg := actors.Config{
 			Supervision: supervisor.Policy{Backoff: supervisor.Backoff{Initial: time.Millisecond, Max: time.Millisecond}, Limit: supervisor.Limit{MaxRestarts: 1, Window: time.Hour}},
@@ -133,17 +137,19 @@ func TestADeadLetterAndItsRetryAreLinked(t *testing.T) {
 			})},
 		}
 		n := startNode(t, l, cfg, passes.Registration{Name: "orders", Options: opts, New: passes.Reuse(passes.PassFunc(func(context.Context, int, time.Time) (int, error) {
-			return 0, boom
+			if calls.Add(1) <= 2 { // the first try and its one restart fail; the retry works
+				return 0, boom
+			}
+			return 0, nil
 		}))})
 		select {
 		case <-stopped:
-		case <-time.After(time.Minute):
+		case <-time.After(time.Minute): // a bound on a hang, not a timing assertion
 			t.Fatal("supervision did not give up")
 		}
-		_ = n.rt.Stop(context.Background()) // flushes the observers
-		letters, err := l.DeadLetters(context.Background())
-		if err != nil || len(letters) != 1 || letters[0].PassName != "orders" || letters[0].MetadataID == nil {
-			t.Fatalf("dead letters = %+v, %v", letters, err)
+		letters, _ := l.DeadLetters(context.Background())
+		if len(letters) != 1 || letters[0].PassName != "orders" || letters[0].MetadataID == nil {
+			t.Fatalf("dead letters = %+v", letters)
 		}
 		runs, _ := l.Runs(context.Background(), "orders", 10)
 		if runs[0].ID != *letters[0].MetadataID || runs[0].State != ledger.Failed {
@@ -153,9 +159,34 @@ func TestADeadLetterAndItsRetryAreLinked(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if claimed, err := (&actors.WorkQueuePoller{Runtime: n.rt, Ledger: l}).PollOnce(context.Background()); err != nil || claimed != 1 {
+			t.Fatalf("PollOnce = %d, %v", claimed, err)
+		}
+		select {
+		case d := <-n.done:
+			for d.Reason == actors.Failed { // the failures before the dead letter
+				d = <-n.done
+			}
+			if d.Reason != actors.Drained {
+				t.Fatalf("the retried sweep ended %s", d.Reason)
+			}
+		case <-time.After(time.Minute):
+			t.Fatal("the retried sweep did not run")
+		}
+		_ = n.rt.Stop(context.Background()) // flushes the observers
 		letters, _ = l.DeadLetters(context.Background())
 		if letters[0].RetryMetadataID == nil || *letters[0].RetryMetadataID != retry.RunID || letters[0].ResolvedTime == nil {
 			t.Fatalf("dead letter after retry = %+v, want linked to run %d", letters[0], retry.RunID)
+		}
+		runs, _ = l.Runs(context.Background(), "orders", 10)
+		var retried *ledger.Run
+		for i := range runs {
+			if runs[i].ID == retry.RunID {
+				retried = &runs[i]
+			}
+		}
+		if retried == nil || retried.State != ledger.Completed {
+			t.Fatalf("the retry run = %+v, want completed", retried)
 		}
 		if _, err := l.RetryDeadLetter(context.Background(), letters[0].ID, time.Now()); err == nil {
 			t.Fatal("a dead letter was retried twice")

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -196,4 +197,17 @@ func (p *Plan) MergeAliases(aliases map[string]string, warn func(string)) *Plan 
 	merged := *p
 	merged.Groups = groupsOf(retentions, p.Retention)
 	return &merged
+}
+
+// AliasesFor maps the short name of every registered name that is a NameFor name
+// ("github.com/acme/jobs.PatchPass" -> "PatchPass") to that name, for CheckAliases: the
+// registry is what relates the two spellings of one pass.
+func AliasesFor(registered []string) map[string]string {
+	aliases := map[string]string{}
+	for _, full := range registered {
+		if i := strings.LastIndexByte(full, '.'); i > 0 && strings.Contains(full[:i], "/") {
+			aliases[full[i+1:]] = full
+		}
+	}
+	return aliases
 }

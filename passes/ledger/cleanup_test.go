@@ -280,7 +280,10 @@ func TestCleanupConfigurationRules(t *testing.T) {
 		})
 	}
 	p := plan(t, ledger.CleanupConfig{Names: []ledger.NameRetention{{Name: "PatchPass", Retention: retain(time.Hour)}, {Name: "github.com/acme/jobs.PatchPass", Retention: retain(24 * time.Hour)}}})
-	aliases := map[string]string{"PatchPass": "github.com/acme/jobs.PatchPass"}
+	aliases := ledger.AliasesFor([]string{"github.com/acme/jobs.PatchPass", "audit-log"})
+	if len(aliases) != 1 || aliases["PatchPass"] != "github.com/acme/jobs.PatchPass" {
+		t.Fatalf("AliasesFor = %v", aliases)
+	}
 	if err := p.CheckAliases(aliases); err == nil {
 		t.Fatal("CheckAliases accepted one pass under two names with two retentions")
 	}

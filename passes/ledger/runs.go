@@ -68,6 +68,9 @@ func New(db *bun.DB, prefix string) (*Ledger, error) {
 
 func (l *Ledger) table(name string) string { return l.prefix + name }
 
+// Prefix returns the ledger's table prefix.
+func (l *Ledger) Prefix() string { return l.prefix }
+
 // StartRun records a run that began at start, in state InProgress, and returns its id.
 func (l *Ledger) StartRun(ctx context.Context, name string, start, cutoff time.Time, parent *int64) (int64, error) {
 	run := &Run{Name: name, State: InProgress, StartTime: start.UTC(), Cutoff: ptr(cutoff.UTC()), ParentID: parent}

@@ -21,6 +21,9 @@ type Claim struct {
 	WorkID int64
 	RunID  int64
 	Pass   string
+	// Retry is true when the run retries a dead letter: the pass was stopped by
+	// supervision and has to be revived first.
+	Retry bool
 }
 
 // RequestSweep records a "sweep now" for pass: a Pending run and a Queued work-queue row
@@ -61,11 +64,13 @@ func (l *Ledger) ClaimWork(ctx context.Context, names []string, n int, at time.T
 	err := passes.TxUnitOfWork{DB: l.db}.Execute(ctx, func(ctx context.Context) error {
 		tx := passes.DB(ctx, l.db)
 		claims = nil
-		q := tx.NewSelect().TableExpr("?", bun.Ident(l.table("work_queue"))).ColumnExpr("id, metadata_id, pass_name").
-			Where("state = ?", WorkQueued).Where("pass_name IN (?)", bun.List(names)).
-			OrderExpr("requested_time, id").Limit(int64(n))
+		q := tx.NewSelect().TableExpr("? AS w", bun.Ident(l.table("work_queue"))).
+			ColumnExpr("w.id, w.metadata_id, w.pass_name").
+			ColumnExpr("EXISTS (SELECT 1 FROM ? AS d WHERE d.retry_metadata_id = w.metadata_id)", bun.Ident(l.table("dead_letter"))).
+			Where("w.state = ?", WorkQueued).Where("w.pass_name IN (?)", bun.List(names)).
+			OrderExpr("w.requested_time, w.id").Limit(int64(n))
 		if isPostgresDB(tx) {
-			q = q.For("UPDATE SKIP LOCKED")
+			q = q.For("UPDATE OF w SKIP LOCKED")
 		}
 		rows, err := q.Rows(ctx)
 		if err != nil {
@@ -73,7 +78,7 @@ func (l *Ledger) ClaimWork(ctx context.Context, names []string, n int, at time.T
 		}
 		for rows.Next() {
 			var c Claim
-			if err := rows.Scan(&c.WorkID, &c.RunID, &c.Pass); err != nil {
+			if err := rows.Scan(&c.WorkID, &c.RunID, &c.Pass, &c.Retry); err != nil {
 				rows.Close()
 				return err
 			}
