@@ -130,4 +130,3 @@ func TestABrokenLedgerNeverStopsASweep(t *testing.T) {
 		t.Fatalf("observer failures %d, calls %d: want failed ledger writes and a finished sweep", failures, calls.Load())
 	}
 }
-
