@@ -196,3 +196,32 @@ func TestADeadLetterAndItsRetryAreLinked(t *testing.T) {
 		}
 	})
 }
+
+// TestInternalLoopsRecordTheirRuns runs the metadata cleanup and the dead-letter cleanup
+// as passes and the work-queue poller once, and finds a run of each in the ledger under
+// its internal name.
+func TestInternalLoopsRecordTheirRuns(t *testing.T) {
+	db := dbtest.SQLite(t)
+	l := migratedLedger(t, db)
+	plan, err := ledger.CleanupConfig{}.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := startNode(t, l, actors.Config{}, ledger.NewCleanup(l, plan).Registration(), ledger.NewDeadLetterCleanup(l, 0, 0).Registration())
+	for range 2 {
+		select {
+		case <-n.done:
+		case <-time.After(time.Minute): // a bound on a hang, not a timing assertion
+			t.Fatal("the cleanups did not sweep")
+		}
+	}
+	if _, err := (&actors.WorkQueuePoller{Runtime: n.rt, Ledger: l}).PollOnce(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range ledger.InternalNames() {
+		runs, err := l.Runs(context.Background(), name, 5)
+		if err != nil || len(runs) == 0 || runs[0].State != ledger.Completed {
+			t.Errorf("runs of %s = %+v, %v", name, runs, err)
+		}
+	}
+}
