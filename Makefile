@@ -10,6 +10,7 @@ STATICCHECK_VERSION ?= v0.8.2
 
 build:
 	$(GO) build ./...
+	$(GO) build -o bin/retention ./cmd/node
 
 # The main job on the embedded default: until the node binary lands, one paced sweep of a
 # seeded SQLite table (examples/sqlitedemo, database under examples/demo/).

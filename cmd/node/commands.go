@@ -1,0 +1,202 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/retentionkit/retention/passes/ledger"
+)
+
+func validateCommand(o *options) *cobra.Command {
+	return &cobra.Command{
+		Use:     "validate",
+		Short:   "Check the configuration and the database without deleting anything",
+		Example: "  retention validate --config retention.yaml",
+		Args:    exactArgs(0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			n, err := o.open(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer n.close()
+			if err := n.startupValidate(cmd.Context()); err != nil {
+				return err
+			}
+			fmt.Fprintf(o.stdout, "ok: %d passes\n", len(n.regs))
+			return nil
+		},
+	}
+}
+
+func migrateCommand(o *options) *cobra.Command {
+	return &cobra.Command{
+		Use:     "migrate",
+		Short:   "Create or upgrade the ledger tables",
+		Example: "  retention migrate --config retention.yaml",
+		Args:    exactArgs(0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			n, err := o.open(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer n.close()
+			if n.ledger == nil {
+				return badConfig(fmt.Errorf("ledger.enabled is false: nothing to migrate"))
+			}
+			applied, err := ledger.Migrate(cmd.Context(), n.db, n.cfg.LedgerPrefix())
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(o.stdout, "applied %d migrations %v\n", len(applied), applied)
+			return nil
+		},
+	}
+}
+
+func triggerCommand(o *options) *cobra.Command {
+	return &cobra.Command{
+		Use:     "trigger NAME",
+		Short:   "Queue a sweep of a pass now; whichever node runs it picks it up",
+		Example: "  retention trigger --config retention.yaml audit-log",
+		Args:    exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			n, err := o.open(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer n.close()
+			if !n.hasPass(args[0]) {
+				return badConfig(fmt.Errorf("trigger: no pass %q in the configuration", args[0]))
+			}
+			if n.ledger == nil {
+				return badConfig(fmt.Errorf("trigger needs the ledger (ledger.enabled)"))
+			}
+			c, err := n.ledger.RequestSweep(cmd.Context(), args[0], time.Now())
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(o.stdout, "queued a sweep of %s (run %d)\n", args[0], c.RunID)
+			return nil
+		},
+	}
+}
+
+func (n *node) hasPass(name string) bool {
+	for _, r := range n.regs {
+		if r.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func retryCommand(o *options) *cobra.Command {
+	return &cobra.Command{
+		Use:     "retry DEAD_LETTER_ID",
+		Short:   "Retry a pass supervision gave up on; a running node revives and sweeps it",
+		Example: "  retention retry --config retention.yaml 17",
+		Args:    exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := strconv.ParseInt(args[0], 10, 64)
+			if err != nil {
+				return usageError{fmt.Errorf("DEAD_LETTER_ID %q is not a number", args[0])}
+			}
+			n, err := o.open(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer n.close()
+			if n.ledger == nil {
+				return badConfig(fmt.Errorf("retry needs the ledger (ledger.enabled)"))
+			}
+			c, err := n.ledger.RetryDeadLetter(cmd.Context(), id, time.Now())
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(o.stdout, "queued a retry of %s (run %d)\n", c.Pass, c.RunID)
+			return nil
+		},
+	}
+}
+
+func settingsCommand(o *options) *cobra.Command {
+	settings := &cobra.Command{Use: "settings", Short: "Change runtime settings every node reads from the ledger"}
+	settings.AddCommand(&cobra.Command{
+		Use:     "set KEY VALUE",
+		Short:   "Set a runtime setting (metadata_cleanup.retention_period)",
+		Example: "  retention settings set --config retention.yaml metadata_cleanup.retention_period 2h",
+		Args:    exactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if args[0] != ledger.SettingCleanupRetention {
+				return usageError{fmt.Errorf("settings: unknown key %q (known: %s)", args[0], ledger.SettingCleanupRetention)}
+			}
+			d, err := ParseDuration(args[1])
+			if err != nil || d <= 0 {
+				return usageError{fmt.Errorf("settings: %s must be a positive duration, got %q", args[0], args[1])}
+			}
+			n, err := o.open(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer n.close()
+			if n.ledger == nil {
+				return badConfig(fmt.Errorf("settings need the ledger (ledger.enabled)"))
+			}
+			if err := n.ledger.SetCleanupRetention(cmd.Context(), d, time.Now()); err != nil {
+				return err
+			}
+			fmt.Fprintf(o.stdout, "%s = %v\n", args[0], d)
+			return nil
+		},
+	})
+	return settings
+}
+
+func statusCommand(o *options) *cobra.Command {
+	return &cobra.Command{
+		Use:     "status",
+		Short:   "Show each pass's last runs and backlog",
+		Example: "  retention status --config retention.yaml",
+		Args:    exactArgs(0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			n, err := o.open(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer n.close()
+			return n.printStatus(cmd.Context(), tabwriter.NewWriter(o.stdout, 0, 2, 2, ' ', 0))
+		},
+	}
+}
+
+func (n *node) printStatus(ctx context.Context, w *tabwriter.Writer) error {
+	fmt.Fprintln(w, "PASS\tBACKLOG\tKEPT BY HOLDS\tLAST RUN\tSTATE\tROWS\tSKIPPED\tREASON")
+	for i, t := range n.tables {
+		opts := n.regs[i].Options
+		backlog, kept := "-", "-"
+		if opts.Enabled() {
+			if dry, err := t.DryRun(ctx, time.Now().Add(-*opts.RetentionPeriod)); err == nil {
+				backlog, kept = strconv.FormatInt(dry.Eligible, 10), strconv.FormatInt(dry.Blocked, 10)
+			}
+		}
+		last, state, rows, skipped, reason := "-", "-", "-", "-", "-"
+		if n.ledger != nil {
+			if runs, err := n.ledger.Runs(ctx, t.Name(), 1); err == nil && len(runs) > 0 {
+				r := runs[0]
+				last, state = r.StartTime.Local().Format(time.DateTime), string(r.State)
+				rows, skipped = strconv.FormatInt(r.RowsDeleted, 10), strconv.FormatInt(r.RowsSkipped, 10)
+				if r.StopReason != nil {
+					reason = *r.StopReason
+				}
+			}
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.Name(), backlog, kept, last, state, rows, skipped, reason)
+	}
+	return w.Flush()
+}
+

@@ -1,0 +1,359 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/retentionkit/retention/passes"
+	"github.com/retentionkit/retention/passes/dbtest"
+)
+
+// binary is the retention binary the end-to-end tests run, built once by TestMain.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "retention-e2e")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "retention")
+	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// result is one finished command.
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+func retention(t *testing.T, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary, args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return result{code, out.String(), errb.String()}
+}
+
+// env is a database with an audit table and a config file pointing at it.
+type env struct {
+	t      *testing.T
+	db     *bun.DB
+	driver string
+	dsn    string
+	dir    string
+	prefix string
+}
+
+func newEnv(t *testing.T, driver string) *env {
+	t.Helper()
+	e := &env{t: t, driver: driver, dir: t.TempDir(), prefix: fmt.Sprintf("e%d_", time.Now().UnixNano()%1_000_000_000)}
+	switch driver {
+	case passes.DriverSQLite:
+		e.dsn = filepath.Join(e.dir, "app.db")
+		db, err := passes.Open(context.Background(), driver, e.dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		e.db = db
+	default:
+		e.db, e.dsn = dbtest.Postgres(t), dbtest.PostgresURL()
+	}
+	p := e.prefix
+	e.exec(`CREATE TABLE ` + p + `audit_log (id BIGINT PRIMARY KEY, occurred_at BIGINT NOT NULL, state TEXT NOT NULL)`)
+	e.exec(`CREATE INDEX ` + p + `audit_log_ts ON ` + p + `audit_log (occurred_at, id)`)
+	e.exec(`CREATE TABLE ` + p + `legal_hold (id BIGINT PRIMARY KEY, audit_log_id BIGINT NOT NULL REFERENCES ` + p + `audit_log (id))`)
+	e.exec(`CREATE INDEX ` + p + `legal_hold_log ON ` + p + `legal_hold (audit_log_id)`)
+	t.Cleanup(func() {
+		for _, table := range []string{"legal_hold", "audit_log", "settings", "dead_letter", "work_queue", "log", "metadata", "migrations", "migration_locks"} {
+			_, _ = e.db.ExecContext(context.Background(), "DROP TABLE IF EXISTS "+p+table)
+		}
+	})
+	return e
+}
+
+func (e *env) exec(q string, args ...any) {
+	e.t.Helper()
+	if _, err := e.db.ExecContext(context.Background(), q, args...); err != nil {
+		e.t.Fatalf("%s: %v", q, err)
+	}
+}
+
+// seed writes n audit rows, every tenth of them recent, every fiftieth expired one on
+// legal hold, and every seventh 'pending' (filtered out).
+func (e *env) seed(n int) {
+	now := time.Now().Unix()
+	var values []string
+	for id := 1; id <= n; id++ {
+		at := now - 40*24*3600 - int64(id)
+		if id%10 == 0 {
+			at = now - 3600
+		}
+		state := "done"
+		if id%7 == 0 {
+			state = "pending"
+		}
+		values = append(values, fmt.Sprintf("(%d, %d, '%s')", id, at, state))
+		if len(values) == 500 || id == n {
+			e.exec("INSERT INTO " + e.prefix + "audit_log (id, occurred_at, state) VALUES " + strings.Join(values, ", "))
+			values = values[:0]
+		}
+	}
+	e.exec("INSERT INTO "+e.prefix+"legal_hold (id, audit_log_id) SELECT id, id FROM "+e.prefix+"audit_log WHERE id % 50 = 1", nil...)
+}
+
+func (e *env) count(where string) int {
+	e.t.Helper()
+	var n int
+	if err := e.db.QueryRowContext(context.Background(), "SELECT count(*) FROM "+e.prefix+"audit_log WHERE "+where).Scan(&n); err != nil {
+		e.t.Fatal(err)
+	}
+	return n
+}
+
+// config writes a config file; extra is appended to the passes entry, top to the file.
+func (e *env) config(passExtra, top string) string {
+	e.t.Helper()
+	body := fmt.Sprintf(`database:
+  driver: %s
+  dsn: %q
+node:
+  max_concurrent_deletes: 2
+  shutdown_grace: 10s
+passes:
+  - name: audit-log
+    table: %saudit_log
+    key: id
+    timestamp: occurred_at
+    timestamp_format: unix
+    filter: { column: state, in: [done] }
+    retention_period: 30d
+    batch_size: 50
+    max_startup_stagger: 0s
+    children:
+      - { table: %slegal_hold, foreign_key: audit_log_id, on_delete: block }
+%s
+ledger:
+  table_prefix: %s
+%s`, e.driver, e.dsn, e.prefix, e.prefix, passExtra, e.prefix, top)
+	path := filepath.Join(e.dir, fmt.Sprintf("retention-%d.yaml", time.Now().UnixNano()))
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		e.t.Fatal(err)
+	}
+	return path
+}
+
+func eachDriver(t *testing.T, f func(t *testing.T, e *env)) {
+	t.Run("sqlite", func(t *testing.T) { f(t, newEnv(t, passes.DriverSQLite)) })
+	t.Run("postgres", func(t *testing.T) { f(t, newEnv(t, passes.DriverPostgres)) })
+}
+
+func TestValidateRefusesBadConfigs(t *testing.T) {
+	e := newEnv(t, passes.DriverSQLite)
+	tests := []struct {
+		name, passExtra, top, want string
+	}{
+		{"unknown field", "    batch_sise: 10", "", "batch_sise"},
+		{"negative duration", "    batch_delay: -1s", "", `pass "audit-log": batch_delay`},
+		{"zero batch size", "  - { name: zero, table: t, key: id, timestamp: ts, retention_period: 1d, batch_size: 0 }", "", `pass "zero": batch_size`},
+		{"bad identifier", "  - { name: evil, table: \"x; DROP TABLE y\", key: id, timestamp: ts, retention_period: 1d }", "", `pass "evil": table`},
+		{"duplicate pass names", "  - { name: audit-log, table: other, key: id, timestamp: ts, retention_period: 1d }", "", `pass "audit-log": name is already used`},
+		{"internal name with its own retention", "", "metadata_cleanup:\n  names:\n    - { name: retention.work-queue, retention_period: 1h }", "names[0]"},
+		{"non-loopback admin without a token", "", "", "node.admin"},
+		{"missing table", "  - { name: ghost, table: ghost_table, key: id, timestamp: ts, retention_period: 1d }", "", "ghost_table"},
+		{"short and full name of one pass with two retentions",
+			"  - { name: github.com/acme/jobs.PatchPass, table: " + e.prefix + "audit_log, key: id, timestamp: occurred_at, timestamp_format: unix, retention_period: 1d }",
+			"metadata_cleanup:\n  names:\n    - { name: PatchPass, retention_period: 1h }\n    - { name: github.com/acme/jobs.PatchPass, retention_period: 24h }",
+			"same pass"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			path := e.config(tc.passExtra, tc.top)
+			if tc.name == "non-loopback admin without a token" {
+				raw, _ := os.ReadFile(path)
+				raw = bytes.Replace(raw, []byte("node:\n"), []byte("node:\n  admin: 0.0.0.0:9464\n"), 1)
+				_ = os.WriteFile(path, raw, 0o600)
+			}
+			r := retention(t, "validate", "--config", path)
+			if r.code != 2 || !strings.Contains(r.stderr, tc.want) {
+				t.Fatalf("exit %d, stderr %q; want exit 2 naming %q", r.code, r.stderr, tc.want)
+			}
+		})
+	}
+	t.Run("a good config", func(t *testing.T) {
+		if r := retention(t, "validate", "--config", e.config("", "")); r.code != 0 {
+			t.Fatalf("exit %d: %s", r.code, r.stderr)
+		}
+	})
+}
+
+func TestDryRunThenDrain(t *testing.T) {
+	eachDriver(t, func(t *testing.T, e *env) {
+		e.seed(1000)
+		path := e.config("", "")
+		before := e.count("1 = 1")
+		dry := retention(t, "sweep", "--config", path, "--dry-run")
+		if dry.code != 0 || e.count("1 = 1") != before {
+			t.Fatalf("dry run: exit %d, rows %d -> %d: %s", dry.code, before, e.count("1 = 1"), dry.stderr)
+		}
+		var name string
+		var would, kept int
+		for _, line := range strings.Split(dry.stdout, "\n") {
+			if strings.HasPrefix(line, "audit-log") {
+				fmt.Sscan(line, &name, &would, &kept)
+			}
+		}
+		cutoff := time.Now().Add(-30 * 24 * time.Hour).Unix()
+		wantGone := e.count(fmt.Sprintf("occurred_at < %d AND state = 'done' AND id NOT IN (SELECT audit_log_id FROM %slegal_hold)", cutoff, e.prefix))
+		if would != wantGone || kept == 0 {
+			t.Fatalf("dry run says %d would go, %d kept; the table says %d:\n%s", would, kept, wantGone, dry.stdout)
+		}
+		drain := retention(t, "sweep", "--config", path, "--drain")
+		if drain.code != 0 {
+			t.Fatalf("drain: exit %d: %s", drain.code, drain.stderr)
+		}
+		if got := before - e.count("1 = 1"); got != would {
+			t.Fatalf("drain deleted %d, the dry run said %d\n%s", got, would, drain.stdout)
+		}
+		if left := e.count(fmt.Sprintf("occurred_at < %d AND state = 'done' AND id NOT IN (SELECT audit_log_id FROM %slegal_hold)", cutoff, e.prefix)); left != 0 {
+			t.Fatalf("%d expired rows left", left)
+		}
+		if !strings.Contains(drain.stdout, "DELETED") || !strings.Contains(drain.stdout, "drained") {
+			t.Fatalf("no summary:\n%s", drain.stdout)
+		}
+	})
+}
+
+// node is a running `retention run` whose JSON log lines can be waited for.
+type runningNode struct {
+	cmd   *exec.Cmd
+	lines chan map[string]any
+}
+
+func startRun(t *testing.T, path string) *runningNode {
+	t.Helper()
+	cmd := exec.Command(binary, "run", "--config", path, "--log-format", "json")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	n := &runningNode{cmd: cmd, lines: make(chan map[string]any, 1000)}
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			var m map[string]any
+			if json.Unmarshal(sc.Bytes(), &m) == nil {
+				n.lines <- m
+			}
+		}
+		close(n.lines)
+	}()
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	return n
+}
+
+// waitLog waits for a log line with msg (and pass, when given).
+func (n *runningNode) waitLog(t *testing.T, msg, pass string) map[string]any {
+	t.Helper()
+	timeout := time.After(time.Minute) // a bound on a hang, not a timing assertion
+	for {
+		select {
+		case m, ok := <-n.lines:
+			if !ok {
+				t.Fatalf("the node exited before logging %q", msg)
+			}
+			if m["msg"] == msg && (pass == "" || m["pass"] == pass) {
+				return m
+			}
+		case <-timeout:
+			t.Fatalf("no %q log line", msg)
+		}
+	}
+}
+
+func TestRunTriggerAndAdmin(t *testing.T) {
+	e := newEnv(t, passes.DriverSQLite)
+	e.seed(300)
+	path := e.config("    sweep_interval: 24h", "")
+	raw, _ := os.ReadFile(path)
+	raw = bytes.Replace(raw, []byte("node:\n"), []byte("node:\n  admin: 127.0.0.1:0\n"), 1)
+	_ = os.WriteFile(path, raw, 0o600)
+	n := startRun(t, path)
+	addr := n.waitLog(t, "admin endpoint listening", "")["addr"].(string)
+	n.waitLog(t, "sweep done", "audit-log") // the first sweep, at start
+
+	get := func(p string) (int, string) {
+		resp, err := http.Get("http://" + addr + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, _ := get("/readyz"); code != http.StatusOK {
+		t.Fatalf("/readyz = %d", code)
+	}
+	if _, body := get("/metrics"); !strings.Contains(body, `retention_rows_deleted_total{pass="audit-log"}`) {
+		t.Fatalf("/metrics lacks the deleted rows counter:\n%.2000s", body)
+	}
+	resp, err := http.Post("http://"+addr+"/trigger/audit-log", "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("a trigger without a configured token got %d, want 403", resp.StatusCode)
+	}
+
+	// More expired rows arrive; a trigger from the command line makes the node sweep.
+	e.exec(fmt.Sprintf("INSERT INTO %saudit_log (id, occurred_at, state) VALUES (5001, %d, 'done')", e.prefix, time.Now().Add(-40*24*time.Hour).Unix()))
+	if r := retention(t, "trigger", "--config", path, "audit-log"); r.code != 0 {
+		t.Fatalf("trigger: exit %d: %s", r.code, r.stderr)
+	}
+	n.waitLog(t, "sweep done", "audit-log")
+	if e.count("id = 5001") != 0 {
+		t.Fatal("the triggered sweep did not delete the new expired row")
+	}
+
+	if err := n.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.cmd.Wait(); err != nil {
+		t.Fatalf("run exited with %v after SIGTERM", err)
+	}
+}
+

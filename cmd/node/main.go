@@ -1,0 +1,96 @@
+// Command retention is the node binary: it runs the passes a configuration file
+// declares, sweeps them on demand, and manages the run ledger. See DESIGN.md, "cmd/node".
+//
+// Exit codes: 0 success, 1 a pass failed at run time, 2 bad configuration or usage.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/sirupsen/logrus"
+	"github.com/spf13/cobra"
+)
+
+func main() {
+	os.Exit(execute(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// execute runs the command line and returns the exit code.
+func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	root := newRootCommand(stdout, stderr)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return 0
+	}
+	fmt.Fprintln(stderr, "retention:", err)
+	var ce *configError
+	if errors.As(err, &ce) || isUsageError(err) {
+		return 2
+	}
+	return 1
+}
+
+// usageError is a command line that does not parse.
+type usageError struct{ error }
+
+func isUsageError(err error) bool {
+	var u usageError
+	return errors.As(err, &u)
+}
+
+type options struct {
+	config    string
+	logFormat string
+	stdout    io.Writer
+	stderr    io.Writer
+}
+
+func (o *options) logger() *logrus.Logger {
+	l := logrus.New()
+	l.SetOutput(o.stderr)
+	if o.logFormat == "json" {
+		l.SetFormatter(&logrus.JSONFormatter{})
+	}
+	return l
+}
+
+func (o *options) open(ctx context.Context) (*node, error) {
+	if o.config == "" {
+		return nil, usageError{errors.New("--config FILE is required")}
+	}
+	return openNode(ctx, o.config, o.logger())
+}
+
+func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
+	o := &options{stdout: stdout, stderr: stderr}
+	root := &cobra.Command{
+		Use:           "retention",
+		Short:         "Delete expired rows on a schedule, in bounded, paced batches",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.PersistentFlags().StringVar(&o.config, "config", "", "the configuration file (YAML)")
+	root.PersistentFlags().StringVar(&o.logFormat, "log-format", "text", "log format: text or json")
+	root.AddCommand(
+		runCommand(o), sweepCommand(o), validateCommand(o), migrateCommand(o),
+		statusCommand(o), triggerCommand(o), retryCommand(o), settingsCommand(o),
+	)
+	return root
+}
+
+func exactArgs(n int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := cobra.ExactArgs(n)(cmd, args); err != nil {
+			return usageError{err}
+		}
+		return nil
+	}
+}

@@ -1,0 +1,168 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/sirupsen/logrus"
+	"github.com/uptrace/bun"
+
+	"github.com/retentionkit/retention/actors"
+	"github.com/retentionkit/retention/passes"
+	"github.com/retentionkit/retention/passes/ledger"
+)
+
+// configError is bad configuration or usage: the command exits 2.
+type configError struct{ err error }
+
+func (e *configError) Error() string { return e.err.Error() }
+func (e *configError) Unwrap() error { return e.err }
+
+func badConfig(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &configError{err}
+}
+
+// node is a loaded configuration with its database open.
+type node struct {
+	cfg    *Config
+	db     *bun.DB
+	log    *logrus.Logger
+	ledger *ledger.Ledger // nil when the ledger is disabled
+	tables []*passes.Table
+	regs   []passes.Registration
+	plan   *ledger.Plan
+}
+
+// openNode loads and validates the configuration and opens its database.
+func openNode(ctx context.Context, path string, log *logrus.Logger) (*node, error) {
+	cfg, err := LoadConfig(path)
+	if err != nil {
+		return nil, badConfig(err)
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, badConfig(err)
+	}
+	db, err := passes.Open(ctx, cfg.Database.Driver, cfg.Database.DSN)
+	if err != nil {
+		return nil, fmt.Errorf("database %s: %s", redact(cfg.Database.DSN), redactErr(err, cfg.Database.DSN))
+	}
+	n := &node{cfg: cfg, db: db, log: log}
+	for _, p := range cfg.Passes {
+		opts, spec, _ := p.build() // validated above
+		tbl, err := passes.NewTable(db, p.Name, spec)
+		if err != nil {
+			db.Close()
+			return nil, badConfig(err)
+		}
+		n.tables = append(n.tables, tbl)
+		n.regs = append(n.regs, tbl.Registration(opts))
+	}
+	if cfg.LedgerEnabled() {
+		n.ledger, _ = ledger.New(db, cfg.LedgerPrefix())
+	}
+	n.plan, _ = cfg.cleanupPlan()
+	return n, nil
+}
+
+func (n *node) close() { _ = n.db.Close() }
+
+// startupValidate runs every startup check, logs the warnings, and fails with every
+// failure at once.
+func (n *node) startupValidate(ctx context.Context) error {
+	var failures []error
+	for _, t := range n.tables {
+		res := t.ValidateStartup(ctx)
+		if res.Failed() {
+			failures = append(failures, errors.New(res.Message()))
+			continue
+		}
+		for _, w := range res.Warnings() {
+			n.log.Warn(w)
+		}
+	}
+	var names []string
+	for _, r := range n.regs {
+		names = append(names, r.Name)
+	}
+	if n.cfg.CleanupEnabled() {
+		if err := n.plan.CheckAliases(ledger.AliasesFor(names)); err != nil {
+			failures = append(failures, err)
+		}
+	}
+	return badConfig(errors.Join(failures...))
+}
+
+// migrate creates or upgrades the ledger tables.
+func (n *node) migrate(ctx context.Context) error {
+	if n.ledger == nil {
+		return nil
+	}
+	applied, err := ledger.Migrate(ctx, n.db, n.cfg.LedgerPrefix())
+	for _, m := range applied {
+		n.log.WithField("migration", m).Info("ledger migrated")
+	}
+	return err
+}
+
+// runtime builds the runtime with every pass of the configuration (those in only, when
+// given), the ledger observer and the internal cleanups.
+func (n *node) runtime(only []string, internal bool, observers ...actors.Observer) (*actors.Runtime, error) {
+	var all []actors.Observer
+	if n.ledger != nil {
+		all = append(all, &actors.LedgerObserver{Ledger: n.ledger})
+	}
+	all = append(all, observers...)
+	rt := actors.New(actors.Config{Logger: n.log, MaxConcurrentDeletes: n.cfg.Node.MaxConcurrentDeletes, Observers: all})
+	for _, r := range n.regs {
+		if len(only) > 0 && !contains(only, r.Name) {
+			continue
+		}
+		if err := rt.Register(r); err != nil {
+			return nil, badConfig(err)
+		}
+	}
+	if internal && n.ledger != nil && n.cfg.CleanupEnabled() {
+		if err := rt.Register(ledger.NewCleanup(n.ledger, n.plan).Registration(), ledger.NewDeadLetterCleanup(n.ledger, 0, 0).Registration()); err != nil {
+			return nil, err
+		}
+	}
+	return rt, nil
+}
+
+func contains(xs []string, x string) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
+
+// redact hides the password of a DSN.
+func redact(dsn string) string {
+	u, err := url.Parse(dsn)
+	if err != nil || u.User == nil {
+		return dsn
+	}
+	if _, has := u.User.Password(); !has {
+		return dsn
+	}
+	return u.Redacted()
+}
+
+// redactErr removes the password of dsn from an error's text.
+func redactErr(err error, dsn string) string {
+	msg := err.Error()
+	if u, perr := url.Parse(dsn); perr == nil && u.User != nil {
+		if pw, has := u.User.Password(); has && pw != "" {
+			msg = strings.ReplaceAll(msg, pw, "xxxxx")
+		}
+	}
+	return msg
+}

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/spf13/cobra"
+
+	"github.com/retentionkit/retention/actors"
+)
+
+func runCommand(o *options) *cobra.Command {
+	return &cobra.Command{
+		Use:     "run",
+		Short:   "Run every pass until SIGINT or SIGTERM",
+		Example: "  retention run --config retention.yaml",
+		Args:    exactArgs(0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return o.run(cmd.Context())
+		},
+	}
+}
+
+func (o *options) run(ctx context.Context) error {
+	signals := make(chan os.Signal, 2)
+	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(signals)
+
+	n, err := o.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer n.close()
+	if err := n.startupValidate(ctx); err != nil {
+		return err
+	}
+	if boolOr(n.cfg.Ledger.Migrate, true) {
+		if err := n.migrate(ctx); err != nil {
+			return err
+		}
+	}
+	reg := prometheus.NewRegistry()
+	var m *metrics
+	rt, err := n.runtime(nil, true, actors.ObserverFunc(func(e actors.Event) error { return m.Observe(e) }))
+	if err != nil {
+		return err
+	}
+	m = newMetrics(reg, rt)
+	adm := &admin{rt: rt, ledger: n.ledger, token: n.cfg.Node.AdminToken, reg: reg}
+	if n.cfg.Node.Admin != "" {
+		srv, addr, err := adm.serve(n.cfg.Node.Admin)
+		if err != nil {
+			return badConfig(fmt.Errorf("node.admin: %w", err))
+		}
+		defer srv.Close()
+		n.log.WithField("addr", addr).Info("admin endpoint listening")
+	}
+	if err := rt.Start(ctx); err != nil {
+		return badConfig(err)
+	}
+	adm.ready.Store(true)
+	pollCtx, stopPolling := context.WithCancel(ctx)
+	defer stopPolling()
+	if n.ledger != nil {
+		go (&actors.WorkQueuePoller{Runtime: rt, Ledger: n.ledger}).Run(pollCtx)
+	}
+	n.log.WithField("passes", len(rt.PassNames())).Info("node running")
+
+	sig := <-signals
+	n.log.WithField("signal", sig.String()).Info("stopping: in-flight batches finish within the grace period")
+	stopPolling()
+	graceCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), n.cfg.ShutdownGrace())
+	defer cancel()
+	go func() { // a second signal cancels the in-flight batches at once
+		select {
+		case <-signals:
+			cancel()
+		case <-graceCtx.Done():
+		}
+	}()
+	stopErr := rt.Stop(graceCtx)
+	if stopErr != nil {
+		n.log.WithError(stopErr).Warn("stopped after cancelling in-flight batches")
+	}
+	if rt.Status().Degraded {
+		return errors.New("stopped with passes that supervision had given up on")
+	}
+	return nil
+}
