@@ -199,4 +199,3 @@ func (n *node) printStatus(ctx context.Context, w *tabwriter.Writer) error {
 	}
 	return w.Flush()
 }
-

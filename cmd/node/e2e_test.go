@@ -356,4 +356,3 @@ func TestRunTriggerAndAdmin(t *testing.T) {
 		t.Fatalf("run exited with %v after SIGTERM", err)
 	}
 }
-

@@ -161,4 +161,3 @@ func printSummary(o *options, names []string, totals map[string]*sweepTotals) er
 	}
 	return nil
 }
-
