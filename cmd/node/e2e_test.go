@@ -356,3 +356,29 @@ func TestRunTriggerAndAdmin(t *testing.T) {
 		t.Fatalf("run exited with %v after SIGTERM", err)
 	}
 }
+
+func TestSIGTERMMidDrainLeavesNoPartialBatch(t *testing.T) {
+	eachDriver(t, func(t *testing.T, e *env) {
+		e.seed(3000)
+		before := e.count("1 = 1")
+		n := startRun(t, e.config("    batch_delay: 50ms\n    max_batches_per_sweep: 1000", ""))
+		n.waitLog(t, "sweep started", "audit-log")
+		if err := n.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		done := n.waitLog(t, "sweep done", "audit-log")
+		if err := n.cmd.Wait(); err != nil {
+			t.Fatalf("run exited with %v after SIGTERM", err)
+		}
+		deleted := before - e.count("1 = 1")
+		if done["reason"] != "stopped" || int(done["rows"].(float64)) != deleted {
+			t.Fatalf("sweep done %v, %d rows gone from the table", done, deleted)
+		}
+		if deleted%50 != 0 {
+			t.Fatalf("%d rows deleted: not a whole number of 50-row batches", deleted)
+		}
+		if deleted >= 2000 { // about 2,250 rows are expired: the signal came mid-drain
+			t.Fatalf("%d rows deleted: the drain finished before the signal", deleted)
+		}
+	})
+}
