@@ -12,10 +12,12 @@ build:
 	$(GO) build ./...
 	$(GO) build -o bin/retention ./cmd/node
 
-# The main job on the embedded default: until the node binary lands, one paced sweep of a
-# seeded SQLite table (examples/sqlitedemo, database under examples/demo/).
+# The main job on the embedded default: the node on the demo config, over a SQLite
+# database seeded on first use (examples/demo). Ctrl-C stops it gracefully.
 run:
-	$(GO) run ./examples/sqlitedemo
+	$(GO) build -o bin/retention ./cmd/node
+	$(GO) run ./examples/demo/seed -db examples/demo/demo.db
+	./bin/retention run --config examples/demo/retention.yaml
 
 # Every test, with the race detector, against SQLite and a real PostgreSQL
 # (TEST_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/test). Verbose output is
