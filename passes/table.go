@@ -445,3 +445,37 @@ func (t *Table) DryRun(ctx context.Context, cutoff time.Time) (DryRunResult, err
 	res.Blocked = all - res.Eligible
 	return res, nil
 }
+
+// OldestExpired returns the timestamp of the oldest row a sweep at cutoff would delete,
+// and false when there is none: how far behind the retention is.
+func (t *Table) OldestExpired(ctx context.Context, cutoff time.Time) (time.Time, bool, error) {
+	var raw any
+	err := t.eligible(t.db.NewSelect().TableExpr("?", ident(t.spec.Table)), t.cutoff(cutoff)).
+		ColumnExpr("min(?)", t.col(t.spec.Timestamp)).Scan(ctx, &raw)
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("pass %q: oldest expired row: %w", t.name, err)
+	}
+	return t.timeOf(raw)
+}
+
+// timeOf converts a stored timestamp back to a time.
+func (t *Table) timeOf(raw any) (time.Time, bool, error) {
+	switch v := raw.(type) {
+	case nil:
+		return time.Time{}, false, nil
+	case time.Time:
+		return v, true, nil
+	case int64:
+		if t.spec.TimestampFormat == TimestampUnixMillis {
+			return time.UnixMilli(v).UTC(), true, nil
+		}
+		return time.Unix(v, 0).UTC(), true, nil
+	case string:
+		at, err := time.Parse("2006-01-02 15:04:05.999999-07:00", v)
+		return at, err == nil, err
+	case []byte:
+		at, err := time.Parse("2006-01-02 15:04:05.999999-07:00", string(v))
+		return at, err == nil, err
+	}
+	return time.Time{}, false, fmt.Errorf("pass %q: timestamp of type %T", t.name, raw)
+}

@@ -277,3 +277,24 @@ func TestTableSpecRejectsBadIdentifiers(t *testing.T) {
 		t.Fatalf("a schema-qualified table is refused: %v", err)
 	}
 }
+
+func TestTableOldestExpired(t *testing.T) {
+	for _, format := range []passes.TimestampFormat{passes.TimestampNative, passes.TimestampUnixMillis} {
+		t.Run(string(format), func(t *testing.T) {
+			dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+				f := newFixture(t, db, format)
+				tbl := f.table(f.spec())
+				if _, ok, err := tbl.OldestExpired(context.Background(), cutoffT); ok || err != nil {
+					t.Fatalf("empty table: %v, %v", ok, err)
+				}
+				f.log(1, cutoffT.Add(-2*time.Hour), "pending") // filtered out
+				f.log(2, cutoffT.Add(-time.Hour), "done")
+				f.log(3, cutoffT.Add(-time.Minute), "done")
+				at, ok, err := tbl.OldestExpired(context.Background(), cutoffT)
+				if err != nil || !ok || !at.Equal(cutoffT.Add(-time.Hour)) {
+					t.Fatalf("OldestExpired = %v, %v, %v; want %v", at, ok, err, cutoffT.Add(-time.Hour))
+				}
+			})
+		})
+	}
+}

@@ -327,8 +327,12 @@ func TestRunTriggerAndAdmin(t *testing.T) {
 	if code, _ := get("/readyz"); code != http.StatusOK {
 		t.Fatalf("/readyz = %d", code)
 	}
-	if _, body := get("/metrics"); !strings.Contains(body, `retention_rows_deleted_total{pass="audit-log"}`) {
-		t.Fatalf("/metrics lacks the deleted rows counter:\n%.2000s", body)
+	if backlog := metricValue(t, get, `retention_backlog_rows{pass="audit-log"}`); backlog != 0 {
+		t.Fatalf("backlog after a drained sweep = %v", backlog)
+	}
+	deletedBefore := metricValue(t, get, `retention_rows_deleted_total{pass="audit-log"}`)
+	if deletedBefore == 0 {
+		t.Fatal("/metrics: no rows deleted after the first sweep")
 	}
 	resp, err := http.Post("http://"+addr+"/trigger/audit-log", "", nil)
 	if err != nil {
@@ -347,6 +351,9 @@ func TestRunTriggerAndAdmin(t *testing.T) {
 	n.waitLog(t, "sweep done", "audit-log")
 	if e.count("id = 5001") != 0 {
 		t.Fatal("the triggered sweep did not delete the new expired row")
+	}
+	if after := metricValue(t, get, `retention_rows_deleted_total{pass="audit-log"}`); after != deletedBefore+1 {
+		t.Fatalf("rows deleted counter went from %v to %v, want +1", deletedBefore, after)
 	}
 
 	if err := n.cmd.Process.Signal(syscall.SIGTERM); err != nil {
@@ -381,4 +388,51 @@ func TestSIGTERMMidDrainLeavesNoPartialBatch(t *testing.T) {
 			t.Fatalf("%d rows deleted: the drain finished before the signal", deleted)
 		}
 	})
+}
+
+// metricValue reads one sample from /metrics.
+func metricValue(t *testing.T, get func(string) (int, string), series string) float64 {
+	t.Helper()
+	_, body := get("/metrics")
+	for _, line := range strings.Split(body, "\n") {
+		if rest, ok := strings.CutPrefix(line, series+" "); ok {
+			var v float64
+			if _, err := fmt.Sscan(rest, &v); err == nil {
+				return v
+			}
+		}
+	}
+	t.Fatalf("/metrics has no %s:\n%.2000s", series, body)
+	return 0
+}
+
+func TestAdminTokenGuardsMutations(t *testing.T) {
+	e := newEnv(t, passes.DriverSQLite)
+	path := e.config("    sweep_interval: 24h", "")
+	raw, _ := os.ReadFile(path)
+	raw = bytes.Replace(raw, []byte("node:\n"), []byte("node:\n  admin: 127.0.0.1:0\n  admin_token: s3cret\n"), 1)
+	_ = os.WriteFile(path, raw, 0o600)
+	n := startRun(t, path)
+	addr := n.waitLog(t, "admin endpoint listening", "")["addr"].(string)
+	post := func(token string) int {
+		req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/trigger/audit-log", nil)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := post(""); code != http.StatusUnauthorized {
+		t.Fatalf("no token: %d, want 401", code)
+	}
+	if code := post("wrong"); code != http.StatusUnauthorized {
+		t.Fatalf("wrong token: %d, want 401", code)
+	}
+	if code := post("s3cret"); code != http.StatusAccepted {
+		t.Fatalf("right token: %d, want 202", code)
+	}
 }

@@ -51,6 +51,7 @@ func (o *options) run(ctx context.Context) error {
 		return err
 	}
 	m = newMetrics(reg, rt)
+	reg.MustRegister(newBacklogCollector(n))
 	adm := &admin{rt: rt, ledger: n.ledger, token: n.cfg.Node.AdminToken, reg: reg}
 	if n.cfg.Node.Admin != "" {
 		srv, addr, err := adm.serve(n.cfg.Node.Admin)
