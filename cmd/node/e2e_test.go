@@ -436,3 +436,15 @@ func TestAdminTokenGuardsMutations(t *testing.T) {
 		t.Fatalf("right token: %d, want 202", code)
 	}
 }
+
+func TestSweepProgressBars(t *testing.T) {
+	e := newEnv(t, passes.DriverSQLite)
+	e.seed(500)
+	r := retention(t, "sweep", "--config", e.config("", ""), "--progress", "always")
+	if r.code != 0 || !strings.Contains(r.stdout, "rows [") || !strings.Contains(r.stdout, "audit-log") || !strings.Contains(r.stdout, "STOP REASON") {
+		t.Fatalf("exit %d, stdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	if r := retention(t, "sweep", "--config", e.config("", ""), "--progress", "sometimes"); r.code != 2 {
+		t.Fatalf("a bad --progress exited %d, want 2", r.code)
+	}
+}

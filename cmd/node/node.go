@@ -111,8 +111,9 @@ func (n *node) migrate(ctx context.Context) error {
 }
 
 // runtime builds the runtime with every pass of the configuration (those in only, when
-// given), the ledger observer and the internal cleanups.
-func (n *node) runtime(only []string, internal bool, observers ...actors.Observer) (*actors.Runtime, error) {
+// given), the ledger observer and the internal cleanups. With now, every pass sweeps as
+// soon as it starts, with no stagger.
+func (n *node) runtime(only []string, internal, now bool, observers ...actors.Observer) (*actors.Runtime, error) {
 	var all []actors.Observer
 	if n.ledger != nil {
 		all = append(all, &actors.LedgerObserver{Ledger: n.ledger})
@@ -122,6 +123,9 @@ func (n *node) runtime(only []string, internal bool, observers ...actors.Observe
 	for _, r := range n.regs {
 		if len(only) > 0 && !contains(only, r.Name) {
 			continue
+		}
+		if now {
+			r.Options.MaxStartupStagger = 0
 		}
 		if err := rt.Register(r); err != nil {
 			return nil, badConfig(err)

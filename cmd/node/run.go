@@ -46,7 +46,7 @@ func (o *options) run(ctx context.Context) error {
 	}
 	reg := prometheus.NewRegistry()
 	var m *metrics
-	rt, err := n.runtime(nil, true, actors.ObserverFunc(func(e actors.Event) error { return m.Observe(e) }))
+	rt, err := n.runtime(nil, true, false, actors.ObserverFunc(func(e actors.Event) error { return m.Observe(e) }))
 	if err != nil {
 		return err
 	}

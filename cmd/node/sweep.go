@@ -14,6 +14,7 @@ import (
 func sweepCommand(o *options) *cobra.Command {
 	var only []string
 	var drain, dry bool
+	var progressMode string
 	cmd := &cobra.Command{
 		Use:   "sweep",
 		Short: "Sweep the passes once, now",
@@ -43,12 +44,13 @@ func sweepCommand(o *options) *cobra.Command {
 					return err
 				}
 			}
-			return n.sweep(cmd.Context(), only, drain, o)
+			return n.sweep(cmd.Context(), only, drain, progressMode, o)
 		},
 	}
 	cmd.Flags().StringArrayVar(&only, "pass", nil, "sweep only this pass (repeatable)")
 	cmd.Flags().BoolVar(&drain, "drain", false, "repeat sweeps until one ends short of a full batch")
 	cmd.Flags().BoolVar(&dry, "dry-run", false, "count what would be deleted; delete nothing")
+	cmd.Flags().StringVar(&progressMode, "progress", "auto", "progress bars: auto (on a terminal), always or never")
 	return cmd
 }
 
@@ -86,14 +88,20 @@ type sweepTotals struct {
 
 // sweep runs one sweep of every selected pass on a runtime (with --drain, more while
 // the last one reports work remaining), printing a line per batch and a summary.
-func (n *node) sweep(ctx context.Context, only []string, drain bool, o *options) error {
+func (n *node) sweep(ctx context.Context, only []string, drain bool, progressMode string, o *options) error {
 	idx := n.selected(only)
+	switch progressMode {
+	case "auto", "always", "never":
+	default:
+		return usageError{fmt.Errorf("--progress %q: want auto, always or never", progressMode)}
+	}
 	var names []string
 	for _, i := range idx {
 		names = append(names, n.regs[i].Name)
 	}
 	events := make(chan actors.Event, 1024)
-	rt, err := n.runtime(names, false, actors.ObserverFunc(func(e actors.Event) error {
+	show := n.newProgress(ctx, o.stdout, progressMode, idx)
+	rt, err := n.runtime(names, false, true, actors.ObserverFunc(func(e actors.Event) error {
 		events <- e
 		return nil
 	}))
@@ -104,11 +112,6 @@ func (n *node) sweep(ctx context.Context, only []string, drain bool, o *options)
 		return badConfig(err)
 	}
 	defer rt.Stop(context.WithoutCancel(ctx))
-	for _, name := range names {
-		if err := rt.Trigger(name); err != nil {
-			return err
-		}
-	}
 	totals := map[string]*sweepTotals{}
 	for _, name := range names {
 		totals[name] = &sweepTotals{}
@@ -122,7 +125,7 @@ func (n *node) sweep(ctx context.Context, only []string, drain bool, o *options)
 			t := totals[e.PassName()]
 			switch e := e.(type) {
 			case actors.BatchDone:
-				fmt.Fprintf(o.stdout, "%s: batch %d deleted %d rows\n", e.Name, e.Batch, e.Rows)
+				show.batch(e)
 			case actors.PassFailed:
 				t.failed = e.Err
 			case actors.SweepDone:
@@ -135,10 +138,12 @@ func (n *node) sweep(ctx context.Context, only []string, drain bool, o *options)
 					}
 					continue
 				}
+				show.passDone(e.Name)
 				pending--
 			}
 		}
 	}
+	show.wait()
 	return printSummary(o, names, totals)
 }
 
