@@ -175,7 +175,7 @@ func statusCommand(o *options) *cobra.Command {
 }
 
 func (n *node) printStatus(ctx context.Context, w *tabwriter.Writer) error {
-	fmt.Fprintln(w, "PASS\tBACKLOG\tKEPT BY HOLDS\tLAST RUN\tSTATE\tROWS\tSKIPPED\tREASON")
+	fmt.Fprintln(w, "PASS\tBACKLOG\tKEPT BY HOLDS\tLAST RUN\tSTATE\tROWS\tSKIPPED (STILL THERE)\tREASON\tFAILED RUNS (LAST 50)\tNEXT SWEEP (ABOUT)")
 	for i, t := range n.tables {
 		opts := n.regs[i].Options
 		backlog, kept := "-", "-"
@@ -184,18 +184,28 @@ func (n *node) printStatus(ctx context.Context, w *tabwriter.Writer) error {
 				backlog, kept = strconv.FormatInt(dry.Eligible, 10), strconv.FormatInt(dry.Blocked, 10)
 			}
 		}
-		last, state, rows, skipped, reason := "-", "-", "-", "-", "-"
+		last, state, rows, skipped, reason, failed, next := "-", "-", "-", "-", "-", "-", "-"
 		if n.ledger != nil {
-			if runs, err := n.ledger.Runs(ctx, t.Name(), 1); err == nil && len(runs) > 0 {
+			if runs, err := n.ledger.Runs(ctx, t.Name(), 50); err == nil && len(runs) > 0 {
 				r := runs[0]
 				last, state = r.StartTime.Local().Format(time.DateTime), string(r.State)
 				rows, skipped = strconv.FormatInt(r.RowsDeleted, 10), strconv.FormatInt(r.RowsSkipped, 10)
 				if r.StopReason != nil {
 					reason = *r.StopReason
 				}
+				count := 0
+				for _, run := range runs {
+					if run.State == ledger.Failed {
+						count++
+					}
+				}
+				failed = strconv.Itoa(count)
+				if r.EndTime != nil && opts.Enabled() {
+					next = r.EndTime.Add(opts.EffectiveInterval()).Local().Format(time.DateTime)
+				}
 			}
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.Name(), backlog, kept, last, state, rows, skipped, reason)
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.Name(), backlog, kept, last, state, rows, skipped, reason, failed, next)
 	}
 	return w.Flush()
 }

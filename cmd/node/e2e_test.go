@@ -448,3 +448,41 @@ func TestSweepProgressBars(t *testing.T) {
 		t.Fatalf("a bad --progress exited %d, want 2", r.code)
 	}
 }
+
+func TestADSNPasswordNeverShows(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "retention.yaml")
+	body := "database:\n  driver: postgres\n  dsn: \"postgres://app:hunter2secret@127.0.0.1:1/app?sslmode=disable\"\npasses: []\n"
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := retention(t, "validate", "--config", path)
+	if r.code != 1 || strings.Contains(r.stdout+r.stderr, "hunter2secret") || !strings.Contains(r.stderr, "app:xxxxx@") {
+		t.Fatalf("exit %d, output leaks or hides too much:\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	// RETENTION_DATABASE_URL wins over the file and is redacted the same way.
+	cmd := exec.Command(binary, "validate", "--config", path)
+	cmd.Env = append(os.Environ(), "RETENTION_DATABASE_URL=postgres://app:0therSecret@127.0.0.1:2/app?sslmode=disable")
+	out, _ := cmd.CombinedOutput()
+	if strings.Contains(string(out), "0therSecret") || !strings.Contains(string(out), "127.0.0.1:2") {
+		t.Fatalf("with RETENTION_DATABASE_URL:\n%s", out)
+	}
+}
+
+func TestStatusShowsTheLastRunAndBacklog(t *testing.T) {
+	e := newEnv(t, passes.DriverSQLite)
+	e.seed(200)
+	path := e.config("", "")
+	if r := retention(t, "sweep", "--config", path); r.code != 0 {
+		t.Fatalf("sweep: %d %s", r.code, r.stderr)
+	}
+	r := retention(t, "status", "--config", path)
+	if r.code != 0 || !strings.Contains(r.stdout, "Completed") || !strings.Contains(r.stdout, "drained") {
+		t.Fatalf("status: exit %d:\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	for _, line := range strings.Split(r.stdout, "\n") {
+		if strings.HasPrefix(line, "audit-log") && !strings.HasPrefix(strings.Fields(line)[1], "0") {
+			t.Fatalf("backlog after a drained sweep is not 0: %q", line)
+		}
+	}
+}
