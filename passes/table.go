@@ -42,7 +42,6 @@ type Table struct {
 	children []*childNode // deepest first
 	blockers []*childNode // direct children with on_delete: block
 	postgres bool
-	uow      TxUnitOfWork
 }
 
 // NewTable validates spec (every problem at once, naming the pass and the field) and
@@ -55,7 +54,7 @@ func NewTable(db *bun.DB, name string, spec TableSpec) (*Table, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pass %q: children: %w", name, err)
 	}
-	t := &Table{db: db, name: name, spec: spec, children: children, postgres: isPostgres(db), uow: TxUnitOfWork{DB: db}}
+	t := &Table{db: db, name: name, spec: spec, children: children, postgres: isPostgres(db)}
 	for _, c := range children {
 		if c.onDelete() == OnDeleteBlock {
 			t.blockers = append(t.blockers, c)
@@ -78,10 +77,59 @@ func (t *Table) Factory() Factory {
 	return func(context.Context) (Pass, error) { return &tableSweep{t: t}, nil }
 }
 
-// tableSweep is one sweep over a Table: the keyset cursor lives here.
+// tableSweep is one sweep over a Table: the keyset cursor lives here, and on PostgreSQL
+// the connection the sweep's batches run on.
 type tableSweep struct {
 	t      *Table
 	cursor *candidate
+	pg     *bun.Conn // PostgreSQL: one connection for the sweep
+	pid    int       // its backend, to cancel a statement with
+}
+
+// conn returns what the batch runs on. On PostgreSQL that is one connection held for the
+// sweep, whose backend pid is known, because pgdriver does not interrupt a running
+// statement when its context is cancelled: cancelOnDone asks the server to.
+func (s *tableSweep) conn(ctx context.Context) (bun.IDB, error) {
+	if !s.t.postgres {
+		return s.t.db, nil
+	}
+	if s.pg == nil {
+		c, err := s.t.db.Conn(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if err := c.QueryRowContext(ctx, "SELECT pg_backend_pid()").Scan(&s.pid); err != nil {
+			_ = c.Close()
+			return nil, err
+		}
+		s.pg = &c
+	}
+	return *s.pg, nil
+}
+
+// cancelOnDone cancels the sweep connection's running statement on the server when ctx
+// ends (a batch timeout, a stop past its grace period), and returns the function that
+// disarms it.
+func (s *tableSweep) cancelOnDone(ctx context.Context) func() bool {
+	if s.pg == nil {
+		return func() bool { return false }
+	}
+	db, pid := s.t.db, s.pid
+	return context.AfterFunc(ctx, func() {
+		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_, _ = db.ExecContext(cctx, "SELECT pg_cancel_backend(?)", pid)
+	})
+}
+
+// Close gives the sweep's connection back.
+func (s *tableSweep) Close() error {
+	if s.pg == nil {
+		return nil
+	}
+	err := s.pg.Close()
+	s.pg = nil
+	return err
 }
 
 type candidate struct {
@@ -98,12 +146,17 @@ func (s *tableSweep) PurgeBatch(ctx context.Context, batchSize int, olderThan ti
 		defer cancel()
 	}
 	cut := t.cutoff(olderThan)
+	db, err := s.conn(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("pass %q: %w", t.name, err)
+	}
+	stop := s.cancelOnDone(ctx)
+	defer stop()
 	var deleted []candidate
-	var err error
 	if t.singleStatement() {
-		deleted, err = t.deleteNext(ctx, t.db, batchSize, cut, s.cursor)
+		deleted, err = t.deleteNext(ctx, db, batchSize, cut, s.cursor)
 	} else {
-		deleted, err = t.deleteNextInTx(ctx, batchSize, cut, s.cursor)
+		deleted, err = t.deleteNextInTx(ctx, db, batchSize, cut, s.cursor)
 	}
 	if err == nil {
 		s.advance(deleted)
@@ -112,7 +165,7 @@ func (s *tableSweep) PurgeBatch(ctx context.Context, batchSize int, olderThan ti
 	if !IsRowSpecific(err) || ctx.Err() != nil {
 		return 0, fmt.Errorf("pass %q: delete batch: %w", t.name, err)
 	}
-	return s.bisectNext(ctx, batchSize, cut)
+	return s.bisectNext(ctx, db, batchSize, cut)
 }
 
 // singleStatement reports whether a batch can be one statement: no children to handle
@@ -133,9 +186,9 @@ func (s *tableSweep) advance(batch []candidate) {
 
 // bisectNext handles a batch that failed on a constraint: it reads the same candidates
 // without deleting, moves the cursor past them, and deletes them half by half.
-func (s *tableSweep) bisectNext(ctx context.Context, batchSize int, cut any) (int, error) {
+func (s *tableSweep) bisectNext(ctx context.Context, db bun.IDB, batchSize int, cut any) (int, error) {
 	t := s.t
-	cands, err := t.candidates(ctx, t.db, batchSize, cut, s.cursor, false)
+	cands, err := t.candidates(ctx, db, batchSize, cut, s.cursor, false)
 	if err != nil {
 		return 0, fmt.Errorf("pass %q: select batch: %w", t.name, err)
 	}
@@ -144,7 +197,7 @@ func (s *tableSweep) bisectNext(ctx context.Context, batchSize int, cut any) (in
 	for i, c := range cands {
 		keys[i] = c.key
 	}
-	deleted, _, err := t.deleteOrBisect(ctx, keys, cut)
+	deleted, _, err := t.deleteOrBisect(ctx, db, keys, cut)
 	return deleted, err
 }
 
@@ -256,10 +309,10 @@ func (t *Table) deleteNext(ctx context.Context, db bun.IDB, n int, cut any, afte
 
 // deleteNextInTx deletes the next batch with its children in one transaction: lock the
 // candidates, delete or clear their children, delete them by key.
-func (t *Table) deleteNextInTx(ctx context.Context, n int, cut any, after *candidate) ([]candidate, error) {
+func (t *Table) deleteNextInTx(ctx context.Context, db bun.IDB, n int, cut any, after *candidate) ([]candidate, error) {
 	var deleted []candidate
-	err := t.uow.Execute(ctx, func(ctx context.Context) error {
-		tx := DB(ctx, t.db)
+	err := TxUnitOfWork{DB: db}.Execute(ctx, func(ctx context.Context) error {
+		tx := DB(ctx, db)
 		if err := t.setStatementTimeout(ctx, tx); err != nil {
 			return err
 		}
@@ -303,8 +356,8 @@ func (t *Table) deleteLocked(ctx context.Context, tx bun.IDB, keys []any) error 
 
 // deleteOrBisect deletes keys in one transaction; when that fails on a constraint, it
 // splits the keys and tries each half, down to single rows, which it skips.
-func (t *Table) deleteOrBisect(ctx context.Context, keys []any, cut any) (deleted, skipped int, err error) {
-	n, err := t.deleteKeys(ctx, keys, cut)
+func (t *Table) deleteOrBisect(ctx context.Context, db bun.IDB, keys []any, cut any) (deleted, skipped int, err error) {
+	n, err := t.deleteKeys(ctx, db, keys, cut)
 	if err == nil {
 		return n, 0, nil
 	}
@@ -317,7 +370,7 @@ func (t *Table) deleteOrBisect(ctx context.Context, keys []any, cut any) (delete
 	}
 	mid := len(keys) / 2
 	for _, half := range [][]any{keys[:mid], keys[mid:]} {
-		d, s, err := t.deleteOrBisect(ctx, half, cut)
+		d, s, err := t.deleteOrBisect(ctx, db, half, cut)
 		deleted, skipped = deleted+d, skipped+s
 		if err != nil {
 			return deleted, skipped, err
@@ -343,10 +396,10 @@ func IsRowSpecific(err error) bool {
 
 // deleteKeys deletes exactly keys (those still eligible) in one transaction: bisection
 // runs each part through it.
-func (t *Table) deleteKeys(ctx context.Context, keys []any, cut any) (int, error) {
+func (t *Table) deleteKeys(ctx context.Context, db bun.IDB, keys []any, cut any) (int, error) {
 	var deleted int
-	err := t.uow.Execute(ctx, func(ctx context.Context) error {
-		tx := DB(ctx, t.db)
+	err := TxUnitOfWork{DB: db}.Execute(ctx, func(ctx context.Context) error {
+		tx := DB(ctx, db)
 		if err := t.setStatementTimeout(ctx, tx); err != nil {
 			return err
 		}

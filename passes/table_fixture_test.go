@@ -146,6 +146,9 @@ func sweep(t *testing.T, tbl *passes.Table, batchSize int, cutoff time.Time) swe
 	if err != nil {
 		t.Fatal(err)
 	}
+	if c, ok := p.(passes.Closer); ok {
+		defer c.Close()
+	}
 	var res sweepResult
 	for {
 		r := &reporter{}

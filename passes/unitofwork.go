@@ -22,7 +22,7 @@ const DefaultTxAttempts = 3
 // deadlock, or, on SQLite, finds the database locked. Work reaches the transaction with
 // DB(ctx). The zero value of Attempts means DefaultTxAttempts.
 type TxUnitOfWork struct {
-	DB       *bun.DB
+	DB       bun.IDB // a *bun.DB, or a bun.Conn to run on one connection
 	Attempts int
 	Options  *sql.TxOptions
 }

@@ -486,3 +486,27 @@ func TestStatusShowsTheLastRunAndBacklog(t *testing.T) {
 		}
 	}
 }
+
+// TestASecondSignalCancelsAtOnce holds a batch in the database far longer than the test
+// could wait, with a grace period as long: only the second signal's cancellation lets the
+// node exit.
+func TestASecondSignalCancelsAtOnce(t *testing.T) {
+	e := newEnv(t, passes.DriverPostgres)
+	e.seed(10)
+	path := e.config("    where: \"pg_sleep(600) IS NOT NULL\"", "")
+	raw, _ := os.ReadFile(path)
+	raw = bytes.Replace(raw, []byte("shutdown_grace: 10s"), []byte("shutdown_grace: 600s"), 1)
+	_ = os.WriteFile(path, raw, 0o600)
+	n := startRun(t, path)
+	n.waitLog(t, "sweep started", "audit-log")
+	_ = n.cmd.Process.Signal(syscall.SIGTERM)
+	n.waitLog(t, "stopping: in-flight batches finish within the grace period", "")
+	_ = n.cmd.Process.Signal(syscall.SIGTERM)
+	n.waitLog(t, "stopped after cancelling in-flight batches", "")
+	if err := n.cmd.Wait(); err != nil {
+		t.Fatalf("run exited with %v", err)
+	}
+	if e.count("1 = 1") != 10 {
+		t.Fatal("the cancelled batch deleted rows")
+	}
+}
