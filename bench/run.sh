@@ -30,6 +30,6 @@ fi
   grep -E '^(Benchmark|pkg:)' "$out"
   echo '```'
   echo
-  sed 's/^## /### /; s/^### \(PostgreSQL\|SQLite\)/#### \1/' "$drain"
+  sed 's/^## /### /; s/^### \(PostgreSQL\|SQLite\|The metadata\)/#### \1/' "$drain"
 } > docs/benchmarks.md
 echo "wrote docs/benchmarks.md"
