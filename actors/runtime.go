@@ -298,15 +298,11 @@ func (r *Runtime) Trigger(name string) error { return r.TriggerRun(name) }
 // it starts (or the follow-up it schedules) carries runs in its SweepStarted, so the
 // ledger observer finishes those runs instead of starting a new one.
 func (r *Runtime) TriggerRun(name string, runs ...int64) error {
-	r.mu.Lock()
-	c, running := r.cells[name], r.started && !r.stopped
-	r.mu.Unlock()
-	switch {
-	case !running:
-		return core.NewBusinessRuleError("retention: runtime is not running")
-	case c == nil:
-		return core.NewNotFoundError("pass", name)
-	case !c.reg.Options.Enabled():
+	c, err := r.runningCell(name)
+	if err != nil {
+		return err
+	}
+	if !c.reg.Options.Enabled() {
 		return core.NewBusinessRuleError(fmt.Sprintf("pass %q has no retention period, so it never sweeps", name))
 	}
 	if _, degraded := c.gaveUpWith(); degraded {
@@ -443,14 +439,9 @@ func (r *Runtime) PassPID(name string) *actor.PID {
 // does, and returns once it runs. Its restart history starts afresh. A pass that is
 // running is a *core.BusinessRuleError; an unknown one a *core.NotFoundError.
 func (r *Runtime) Revive(ctx context.Context, name string) error {
-	r.mu.Lock()
-	c, running := r.cells[name], r.started && !r.stopped
-	r.mu.Unlock()
-	switch {
-	case !running:
-		return core.NewBusinessRuleError("retention: runtime is not running")
-	case c == nil:
-		return core.NewNotFoundError("pass", name)
+	c, err := r.runningCell(name)
+	if err != nil {
+		return err
 	}
 	if _, degraded := c.gaveUpWith(); !degraded {
 		return core.NewBusinessRuleError(fmt.Sprintf("pass %q is running; only a pass stopped by supervision can be revived", name))
@@ -480,4 +471,18 @@ func (r *Runtime) degraded(name string) (exists, degraded bool) {
 	}
 	_, degraded = c.gaveUpWith()
 	return true, degraded
+}
+
+// runningCell returns the named pass of a running runtime, or why there is none.
+func (r *Runtime) runningCell(name string) (*passCell, error) {
+	r.mu.Lock()
+	c, running := r.cells[name], r.started && !r.stopped
+	r.mu.Unlock()
+	switch {
+	case !running:
+		return nil, core.NewBusinessRuleError("retention: runtime is not running")
+	case c == nil:
+		return nil, core.NewNotFoundError("pass", name)
+	}
+	return c, nil
 }

@@ -40,22 +40,30 @@ func migrateCommand(o *options) *cobra.Command {
 		Example: "  retention migrate --config retention.yaml",
 		Args:    exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			n, err := o.open(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer n.close()
-			if n.ledger == nil {
-				return badConfig(fmt.Errorf("ledger.enabled is false: nothing to migrate"))
-			}
-			applied, err := ledger.Migrate(cmd.Context(), n.db, n.cfg.LedgerPrefix())
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(o.stdout, "applied %d migrations %v\n", len(applied), applied)
-			return nil
+			return o.withLedger(cmd.Context(), "migrate", func(n *node) error {
+				applied, err := ledger.Migrate(cmd.Context(), n.db, n.cfg.LedgerPrefix())
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(o.stdout, "applied %d migrations %v\n", len(applied), applied)
+				return nil
+			})
 		},
 	}
+}
+
+// withLedger opens the node, checks it keeps a ledger, and runs f; what needs the
+// ledger says so when it is disabled.
+func (o *options) withLedger(ctx context.Context, what string, f func(n *node) error) error {
+	n, err := o.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer n.close()
+	if n.ledger == nil {
+		return badConfig(fmt.Errorf("%s needs the ledger (ledger.enabled is false)", what))
+	}
+	return f(n)
 }
 
 func triggerCommand(o *options) *cobra.Command {
@@ -65,23 +73,17 @@ func triggerCommand(o *options) *cobra.Command {
 		Example: "  retention trigger --config retention.yaml audit-log",
 		Args:    exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			n, err := o.open(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer n.close()
-			if !n.hasPass(args[0]) {
-				return badConfig(fmt.Errorf("trigger: no pass %q in the configuration", args[0]))
-			}
-			if n.ledger == nil {
-				return badConfig(fmt.Errorf("trigger needs the ledger (ledger.enabled)"))
-			}
-			c, err := n.ledger.RequestSweep(cmd.Context(), args[0], time.Now())
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(o.stdout, "queued a sweep of %s (run %d)\n", args[0], c.RunID)
-			return nil
+			return o.withLedger(cmd.Context(), "trigger", func(n *node) error {
+				if !n.hasPass(args[0]) {
+					return badConfig(fmt.Errorf("trigger: no pass %q in the configuration", args[0]))
+				}
+				c, err := n.ledger.RequestSweep(cmd.Context(), args[0], time.Now())
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(o.stdout, "queued a sweep of %s (run %d)\n", args[0], c.RunID)
+				return nil
+			})
 		},
 	}
 }
@@ -106,20 +108,14 @@ func retryCommand(o *options) *cobra.Command {
 			if err != nil {
 				return usageError{fmt.Errorf("DEAD_LETTER_ID %q is not a number", args[0])}
 			}
-			n, err := o.open(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer n.close()
-			if n.ledger == nil {
-				return badConfig(fmt.Errorf("retry needs the ledger (ledger.enabled)"))
-			}
-			c, err := n.ledger.RetryDeadLetter(cmd.Context(), id, time.Now())
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(o.stdout, "queued a retry of %s (run %d)\n", c.Pass, c.RunID)
-			return nil
+			return o.withLedger(cmd.Context(), "retry", func(n *node) error {
+				c, err := n.ledger.RetryDeadLetter(cmd.Context(), id, time.Now())
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(o.stdout, "queued a retry of %s (run %d)\n", c.Pass, c.RunID)
+				return nil
+			})
 		},
 	}
 }
@@ -139,19 +135,13 @@ func settingsCommand(o *options) *cobra.Command {
 			if err != nil || d <= 0 {
 				return usageError{fmt.Errorf("settings: %s must be a positive duration, got %q", args[0], args[1])}
 			}
-			n, err := o.open(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer n.close()
-			if n.ledger == nil {
-				return badConfig(fmt.Errorf("settings need the ledger (ledger.enabled)"))
-			}
-			if err := n.ledger.SetCleanupRetention(cmd.Context(), d, time.Now()); err != nil {
-				return err
-			}
-			fmt.Fprintf(o.stdout, "%s = %v\n", args[0], d)
-			return nil
+			return o.withLedger(cmd.Context(), "settings", func(n *node) error {
+				if err := n.ledger.SetCleanupRetention(cmd.Context(), d, time.Now()); err != nil {
+					return err
+				}
+				fmt.Fprintf(o.stdout, "%s = %v\n", args[0], d)
+				return nil
+			})
 		},
 	})
 	return settings
