@@ -3,12 +3,14 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/retentionkit/retention/passes"
 	"github.com/retentionkit/retention/passes/ledger"
 )
 
@@ -19,16 +21,13 @@ func validateCommand(o *options) *cobra.Command {
 		Example: "  retention validate --config retention.yaml",
 		Args:    exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			n, err := o.open(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer n.close()
-			if err := n.startupValidate(cmd.Context()); err != nil {
-				return err
-			}
-			fmt.Fprintf(o.stdout, "ok: %d passes\n", len(n.regs))
-			return nil
+			return o.withNode(cmd.Context(), func(n *node) error {
+				if err := n.startupValidate(cmd.Context()); err != nil {
+					return err
+				}
+				fmt.Fprintf(o.stdout, "ok: %d passes\n", len(n.regs))
+				return nil
+			})
 		},
 	}
 }
@@ -52,18 +51,25 @@ func migrateCommand(o *options) *cobra.Command {
 	}
 }
 
-// withLedger opens the node, checks it keeps a ledger, and runs f; what needs the
-// ledger says so when it is disabled.
-func (o *options) withLedger(ctx context.Context, what string, f func(n *node) error) error {
+// withNode opens the node, runs f, and closes it.
+func (o *options) withNode(ctx context.Context, f func(n *node) error) error {
 	n, err := o.open(ctx)
 	if err != nil {
 		return err
 	}
 	defer n.close()
-	if n.ledger == nil {
-		return badConfig(fmt.Errorf("%s needs the ledger (ledger.enabled is false)", what))
-	}
 	return f(n)
+}
+
+// withLedger is withNode for a command that needs the ledger; it says so when the ledger
+// is disabled.
+func (o *options) withLedger(ctx context.Context, what string, f func(n *node) error) error {
+	return o.withNode(ctx, func(n *node) error {
+		if n.ledger == nil {
+			return badConfig(fmt.Errorf("%s needs the ledger (ledger.enabled is false)", what))
+		}
+		return f(n)
+	})
 }
 
 func triggerCommand(o *options) *cobra.Command {
@@ -89,12 +95,7 @@ func triggerCommand(o *options) *cobra.Command {
 }
 
 func (n *node) hasPass(name string) bool {
-	for _, r := range n.regs {
-		if r.Name == name {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(n.regs, func(r passes.Registration) bool { return r.Name == name })
 }
 
 func retryCommand(o *options) *cobra.Command {
@@ -154,12 +155,9 @@ func statusCommand(o *options) *cobra.Command {
 		Example: "  retention status --config retention.yaml",
 		Args:    exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			n, err := o.open(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer n.close()
-			return n.printStatus(cmd.Context(), tabwriter.NewWriter(o.stdout, 0, 2, 2, ' ', 0))
+			return o.withNode(cmd.Context(), func(n *node) error {
+				return n.printStatus(cmd.Context(), tabwriter.NewWriter(o.stdout, 0, 2, 2, ' ', 0))
+			})
 		},
 	}
 }

@@ -173,6 +173,18 @@ ledger:
 	return path
 }
 
+// edit replaces the first old with new in the config file at path.
+func (e *env) edit(path, old, new string) {
+	e.t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil || !bytes.Contains(raw, []byte(old)) {
+		e.t.Fatalf("config %s has no %q (%v)", path, old, err)
+	}
+	if err := os.WriteFile(path, bytes.Replace(raw, []byte(old), []byte(new), 1), 0o600); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
 func eachDriver(t *testing.T, f func(t *testing.T, e *env)) {
 	t.Run("sqlite", func(t *testing.T) { f(t, newEnv(t, passes.DriverSQLite)) })
 	t.Run("postgres", func(t *testing.T) { f(t, newEnv(t, passes.DriverPostgres)) })
@@ -200,9 +212,7 @@ func TestValidateRefusesBadConfigs(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			path := e.config(tc.passExtra, tc.top)
 			if tc.name == "non-loopback admin without a token" {
-				raw, _ := os.ReadFile(path)
-				raw = bytes.Replace(raw, []byte("node:\n"), []byte("node:\n  admin: 0.0.0.0:9464\n"), 1)
-				_ = os.WriteFile(path, raw, 0o600)
+				e.edit(path, "node:\n", "node:\n  admin: 0.0.0.0:9464\n")
 			}
 			r := retention(t, "validate", "--config", path)
 			if r.code != 2 || !strings.Contains(r.stderr, tc.want) {
@@ -308,9 +318,7 @@ func TestRunTriggerAndAdmin(t *testing.T) {
 	e := newEnv(t, passes.DriverSQLite)
 	e.seed(300)
 	path := e.config("    sweep_interval: 24h", "")
-	raw, _ := os.ReadFile(path)
-	raw = bytes.Replace(raw, []byte("node:\n"), []byte("node:\n  admin: 127.0.0.1:0\n"), 1)
-	_ = os.WriteFile(path, raw, 0o600)
+	e.edit(path, "node:\n", "node:\n  admin: 127.0.0.1:0\n")
 	n := startRun(t, path)
 	addr := n.waitLog(t, "admin endpoint listening", "")["addr"].(string)
 	n.waitLog(t, "sweep done", "audit-log") // the first sweep, at start
@@ -409,9 +417,7 @@ func metricValue(t *testing.T, get func(string) (int, string), series string) fl
 func TestAdminTokenGuardsMutations(t *testing.T) {
 	e := newEnv(t, passes.DriverSQLite)
 	path := e.config("    sweep_interval: 24h", "")
-	raw, _ := os.ReadFile(path)
-	raw = bytes.Replace(raw, []byte("node:\n"), []byte("node:\n  admin: 127.0.0.1:0\n  admin_token: s3cret\n"), 1)
-	_ = os.WriteFile(path, raw, 0o600)
+	e.edit(path, "node:\n", "node:\n  admin: 127.0.0.1:0\n  admin_token: s3cret\n")
 	n := startRun(t, path)
 	addr := n.waitLog(t, "admin endpoint listening", "")["addr"].(string)
 	post := func(token string) int {
@@ -494,9 +500,7 @@ func TestASecondSignalCancelsAtOnce(t *testing.T) {
 	e := newEnv(t, passes.DriverPostgres)
 	e.seed(10)
 	path := e.config("    where: \"pg_sleep(600) IS NOT NULL\"", "")
-	raw, _ := os.ReadFile(path)
-	raw = bytes.Replace(raw, []byte("shutdown_grace: 10s"), []byte("shutdown_grace: 600s"), 1)
-	_ = os.WriteFile(path, raw, 0o600)
+	e.edit(path, "shutdown_grace: 10s", "shutdown_grace: 600s")
 	n := startRun(t, path)
 	n.waitLog(t, "sweep started", "audit-log")
 	_ = n.cmd.Process.Signal(syscall.SIGTERM)

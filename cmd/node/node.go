@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/sirupsen/logrus"
@@ -98,9 +99,10 @@ func (n *node) startupValidate(ctx context.Context) error {
 	return badConfig(errors.Join(failures...))
 }
 
-// migrate creates or upgrades the ledger tables.
+// migrate creates or upgrades the ledger tables, unless the ledger is off or
+// `ledger.migrate: false` leaves that to the `migrate` command.
 func (n *node) migrate(ctx context.Context) error {
-	if n.ledger == nil {
+	if n.ledger == nil || !boolOr(n.cfg.Ledger.Migrate, true) {
 		return nil
 	}
 	applied, err := ledger.Migrate(ctx, n.db, n.cfg.LedgerPrefix())
@@ -121,7 +123,7 @@ func (n *node) runtime(only []string, internal, now bool, observers ...actors.Ob
 	all = append(all, observers...)
 	rt := actors.New(actors.Config{Logger: n.log, MaxConcurrentDeletes: n.cfg.Node.MaxConcurrentDeletes, Observers: all})
 	for _, r := range n.regs {
-		if len(only) > 0 && !contains(only, r.Name) {
+		if len(only) > 0 && !slices.Contains(only, r.Name) {
 			continue
 		}
 		if now {
@@ -137,15 +139,6 @@ func (n *node) runtime(only []string, internal, now bool, observers ...actors.Ob
 		}
 	}
 	return rt, nil
-}
-
-func contains(xs []string, x string) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
 }
 
 // redact hides the password of a DSN.

@@ -39,10 +39,8 @@ func (o *options) run(ctx context.Context) error {
 	if err := n.startupValidate(ctx); err != nil {
 		return err
 	}
-	if boolOr(n.cfg.Ledger.Migrate, true) {
-		if err := n.migrate(ctx); err != nil {
-			return err
-		}
+	if err := n.migrate(ctx); err != nil {
+		return err
 	}
 	reg := prometheus.NewRegistry()
 	var m *metrics

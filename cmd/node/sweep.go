@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"text/tabwriter"
 	"time"
 
@@ -23,28 +24,23 @@ func sweepCommand(o *options) *cobra.Command {
   retention sweep --config retention.yaml --dry-run`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			n, err := o.open(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer n.close()
-			for _, name := range only {
-				if !n.hasPass(name) {
-					return badConfig(fmt.Errorf("--pass %q: no such pass in the configuration", name))
+			return o.withNode(cmd.Context(), func(n *node) error {
+				for _, name := range only {
+					if !n.hasPass(name) {
+						return badConfig(fmt.Errorf("--pass %q: no such pass in the configuration", name))
+					}
 				}
-			}
-			if err := n.startupValidate(cmd.Context()); err != nil {
-				return err
-			}
-			if dry {
-				return n.dryRun(cmd.Context(), only, o)
-			}
-			if boolOr(n.cfg.Ledger.Migrate, true) {
+				if err := n.startupValidate(cmd.Context()); err != nil {
+					return err
+				}
+				if dry {
+					return n.dryRun(cmd.Context(), only, o)
+				}
 				if err := n.migrate(cmd.Context()); err != nil {
 					return err
 				}
-			}
-			return n.sweep(cmd.Context(), only, drain, progressMode, o)
+				return n.sweep(cmd.Context(), only, drain, progressMode, o)
+			})
 		},
 	}
 	cmd.Flags().StringArrayVar(&only, "pass", nil, "sweep only this pass (repeatable)")
@@ -57,7 +53,7 @@ func sweepCommand(o *options) *cobra.Command {
 func (n *node) selected(only []string) []int {
 	var idx []int
 	for i, r := range n.regs {
-		if (len(only) == 0 || contains(only, r.Name)) && r.Options.Enabled() {
+		if (len(only) == 0 || slices.Contains(only, r.Name)) && r.Options.Enabled() {
 			idx = append(idx, i)
 		}
 	}
