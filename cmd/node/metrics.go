@@ -52,7 +52,7 @@ func (m *metrics) Observe(e actors.Event) error {
 		m.skipped.WithLabelValues(p).Inc()
 	case actors.SweepDone:
 		m.sweeps.WithLabelValues(p, string(e.Reason)).Inc()
-		if e.Reason == actors.Drained || e.Reason == actors.BatchLimit {
+		if e.Reason.Succeeded() {
 			m.lastSuccess.WithLabelValues(p).Set(float64(e.At.Unix()))
 			m.consecutiveFailures.WithLabelValues(p).Set(0)
 		}
