@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -22,8 +23,15 @@ type SweepError struct {
 	Err   error
 }
 
+// Error names the pass and the sweep once: a pass's own error usually starts with
+// `pass "name": ` already (a table pass's do), and that prefix is not repeated.
 func (e *SweepError) Error() string {
-	return fmt.Sprintf("pass %q sweep %d: %v", e.Pass, e.Sweep, e.Err)
+	prefix := fmt.Sprintf("pass %q", e.Pass)
+	msg := fmt.Sprint(e.Err)
+	if rest, ok := strings.CutPrefix(msg, prefix+": "); ok {
+		msg = rest
+	}
+	return fmt.Sprintf("%s sweep %d: %s", prefix, e.Sweep, msg)
 }
 
 // Unwrap returns the batch's error.

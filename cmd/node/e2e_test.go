@@ -514,3 +514,62 @@ func TestASecondSignalCancelsAtOnce(t *testing.T) {
 		t.Fatal("the cancelled batch deleted rows")
 	}
 }
+
+// TestDrainExitsOneWhileLockedRowsRemain holds 50 expired, deletable rows locked in
+// another transaction: SKIP LOCKED passes over them, and the drain, after retrying within
+// --drain-retry, exits 1 naming how many are left and why. Once they are released a drain
+// deletes them and exits 0.
+func TestDrainExitsOneWhileLockedRowsRemain(t *testing.T) {
+	e := newEnv(t, passes.DriverPostgres)
+	e.seed(1000)
+	path := e.config("", "")
+	ctx := context.Background()
+	cutoff := time.Now().Add(-30 * 24 * time.Hour).Unix()
+	deletable := fmt.Sprintf("occurred_at < %d AND state = 'done' AND id NOT IN (SELECT audit_log_id FROM %slegal_hold)", cutoff, e.prefix)
+	holder, err := e.db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Rollback()
+	var locked []int64
+	if err := holder.NewRaw("SELECT id FROM "+e.prefix+"audit_log WHERE "+deletable+" AND id > 500 ORDER BY id LIMIT 50 FOR UPDATE").Scan(ctx, &locked); err != nil || len(locked) != 50 {
+		t.Fatalf("locked %d rows: %v", len(locked), err)
+	}
+
+	r := retention(t, "sweep", "--config", path, "--drain", "--drain-retry", "1s")
+	if r.code != 1 || !strings.Contains(r.stderr, "audit-log: 50 expired rows left (") || !strings.Contains(r.stderr, "locked by other transactions") {
+		t.Fatalf("drain with locked rows: exit %d, stderr:\n%s\nstdout:\n%s", r.code, r.stderr, r.stdout)
+	}
+	if left := e.count(deletable); left != 50 {
+		t.Fatalf("%d deletable rows left, want the 50 locked ones", left)
+	}
+	if err := holder.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	if r := retention(t, "sweep", "--config", path, "--drain"); r.code != 0 {
+		t.Fatalf("drain after the locks went: exit %d: %s", r.code, r.stderr)
+	}
+	if left := e.count(deletable); left != 0 {
+		t.Fatalf("%d deletable rows left after the locks went", left)
+	}
+}
+
+// TestASweepWhoseBatchesTimeOutExitsOne makes every batch outlast batch_timeout: the
+// sweep, drained or not, deleted nothing and must not exit 0.
+func TestASweepWhoseBatchesTimeOutExitsOne(t *testing.T) {
+	e := newEnv(t, passes.DriverPostgres)
+	e.seed(100)
+	before := e.count("1 = 1")
+	path := e.config("    where: \"(SELECT pg_sleep(0.5)) IS NOT NULL\"\n    batch_timeout: 100ms", "")
+	r := retention(t, "sweep", "--config", path)
+	if r.code != 1 || !strings.Contains(r.stderr, "audit-log: a batch timed out") || !strings.Contains(r.stdout, "cancelled") {
+		t.Fatalf("sweep: exit %d, stderr:\n%s\nstdout:\n%s", r.code, r.stderr, r.stdout)
+	}
+	r = retention(t, "sweep", "--config", path, "--drain", "--drain-retry", "1s")
+	if r.code != 1 || !strings.Contains(r.stderr, "expired rows left (its batches time out") {
+		t.Fatalf("drain: exit %d, stderr:\n%s\nstdout:\n%s", r.code, r.stderr, r.stdout)
+	}
+	if e.count("1 = 1") != before {
+		t.Fatal("a cancelled batch deleted rows")
+	}
+}
