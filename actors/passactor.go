@@ -449,6 +449,7 @@ func (a *passActor) endSweep(ctx actor.Context, reason StopReason) {
 		s.LastWorkRemains = reason.LeavesWork()
 		if good {
 			s.ConsecutiveFailures = 0
+			s.Drift, s.DriftError = false, ""
 		}
 	})
 	if good && a.cell.strategy != nil {
