@@ -650,3 +650,56 @@ func TestATableThatDisappearsIsConfigurationDrift(t *testing.T) {
 		}
 	})
 }
+
+// TestValidateWaitsOutALockedTable runs `validate` while another session holds the
+// pass's table under an ACCESS EXCLUSIVE lock: the checks time out and are retried (a
+// log line says so) instead of exiting 2; once the lock goes, validate exits 0.
+func TestValidateWaitsOutALockedTable(t *testing.T) {
+	e := newEnv(t, passes.DriverPostgres)
+	path := e.config("", "")
+	ctx := context.Background()
+	holder, err := e.db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Rollback()
+	if _, err := holder.ExecContext(ctx, "LOCK TABLE "+e.prefix+"audit_log IN ACCESS EXCLUSIVE MODE"); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(binary, "validate", "--config", path, "--log-format", "json")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	retrying := make(chan map[string]any, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			var m map[string]any
+			if json.Unmarshal(sc.Bytes(), &m) == nil && m["msg"] == "database unavailable during the startup checks; retrying" {
+				select {
+				case retrying <- m:
+				default:
+				}
+			}
+		}
+	}()
+	select {
+	case m := <-retrying:
+		if !strings.Contains(fmt.Sprint(m["error"]), `pass "audit-log"`) {
+			t.Fatalf("the retry line does not name the pass: %v", m)
+		}
+	case <-time.After(time.Minute): // a bound on a hang
+		t.Fatal("validate did not retry the locked table's checks")
+	}
+	if err := holder.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("validate after the lock went: %v", err)
+	}
+}

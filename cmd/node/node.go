@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/url"
 	"slices"
@@ -38,6 +37,8 @@ type node struct {
 	tables []*passes.Table
 	regs   []passes.Registration
 	plan   *ledger.Plan
+	// startup overrides the startup checks' retry bounds; zero takes the defaults.
+	startup startupLimits
 }
 
 // openNode loads and validates the configuration and opens its database.
@@ -72,32 +73,6 @@ func openNode(ctx context.Context, path string, log *logrus.Logger) (*node, erro
 }
 
 func (n *node) close() { _ = n.db.Close() }
-
-// startupValidate runs every startup check, logs the warnings, and fails with every
-// failure at once.
-func (n *node) startupValidate(ctx context.Context) error {
-	var failures []error
-	for _, t := range n.tables {
-		res := t.ValidateStartup(ctx)
-		if res.Failed() {
-			failures = append(failures, errors.New(res.Message()))
-			continue
-		}
-		for _, w := range res.Warnings() {
-			n.log.Warn(w)
-		}
-	}
-	var names []string
-	for _, r := range n.regs {
-		names = append(names, r.Name)
-	}
-	if n.cfg.CleanupEnabled() {
-		if err := n.plan.CheckAliases(ledger.AliasesFor(names)); err != nil {
-			failures = append(failures, err)
-		}
-	}
-	return badConfig(errors.Join(failures...))
-}
 
 // migrate creates or upgrades the ledger tables, unless the ledger is off or
 // `ledger.migrate: false` leaves that to the `migrate` command.
