@@ -74,7 +74,7 @@ func (l *Ledger) Heartbeat(ctx context.Context, n Node, at time.Time) error {
 // Nodes returns every node row, latest heartbeat first.
 func (l *Ledger) Nodes(ctx context.Context) ([]Node, error) {
 	var nodes []Node
-	if err := l.db.NewSelect().Model(&nodes).ModelTableExpr(l.table("node")+" AS node").OrderExpr("heartbeat_time DESC").Scan(ctx); err != nil {
+	if err := l.db.NewSelect().Model(&nodes).ModelTableExpr(l.table("node") + " AS node").OrderExpr("heartbeat_time DESC").Scan(ctx); err != nil {
 		return nil, fmt.Errorf("ledger: nodes: %w", err)
 	}
 	return nodes, nil
