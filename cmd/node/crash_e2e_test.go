@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/retentionkit/retention/passes"
 	"github.com/retentionkit/retention/passes/ledger"
 )
 
@@ -109,4 +111,32 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 			t.Fatalf("gave up waiting for %s", what)
 		}
 	}
+}
+
+// TestObserverFailuresLogTheErrorTextWithoutThePassword makes every ledger insert of the
+// pass's runs fail with a message that echoes the DSN's password (PostgreSQL with trust
+// authentication accepts and ignores it): the node logs the failure with its text, the
+// password masked.
+func TestObserverFailuresLogTheErrorTextWithoutThePassword(t *testing.T) {
+	e := newEnv(t, passes.DriverPostgres)
+	e.seed(10)
+	path := e.config("    sweep_interval: 24h", "")
+	e.edit(path, "postgres://postgres@", "postgres://postgres:s3cretpw@")
+	if r := retention(t, "migrate", "--config", path); r.code != 0 {
+		t.Fatalf("migrate: exit %d: %s", r.code, r.stderr)
+	}
+	fn := e.prefix + "refuse_runs"
+	t.Cleanup(func() { _, _ = e.db.ExecContext(context.Background(), "DROP FUNCTION IF EXISTS "+fn+"() CASCADE") })
+	e.exec(`CREATE FUNCTION ` + fn + `() RETURNS trigger AS $$ BEGIN
+		IF NEW.name = 'audit-log' THEN RAISE EXCEPTION 'refused for postgres://postgres:s3cretpw@db'; END IF;
+		RETURN NEW; END $$ LANGUAGE plpgsql`)
+	e.exec(`CREATE TRIGGER ` + fn + ` BEFORE INSERT ON ` + e.prefix + `metadata FOR EACH ROW EXECUTE FUNCTION ` + fn + `()`)
+	n := startRun(t, path)
+	line := n.waitLog(t, "observer failed", "")
+	text, _ := line["error"].(string)
+	if !strings.Contains(text, "refused for") || strings.Contains(text, "s3cretpw") {
+		t.Fatalf("observer failure logged %v: want the error's text, the password masked", line)
+	}
+	_ = n.cmd.Process.Signal(syscall.SIGTERM)
+	_ = n.cmd.Wait()
 }
