@@ -165,16 +165,21 @@ func (o *LedgerObserver) batchDone(ctx context.Context, e BatchDone) error {
 	now := clock.OrReal(o.Clock).Now()
 	o.mu.Lock()
 	run, ok := o.runs[sweepKey{e.Name, e.Sweep}]
-	var p ledger.Progress
-	var ids []int64
-	if ok {
-		run.progress.RowsDeleted += int64(e.Rows)
-		run.progress.Batches = int64(e.Batch)
-		if ok = now.Sub(run.written) >= o.progressInterval(); ok {
-			run.written, p, ids = now, run.progress, run.ids
-		}
+	if !ok {
+		o.mu.Unlock()
+		return nil // the sweep's start was not recorded; that failure was reported then
 	}
+	run.progress.RowsDeleted += int64(e.Rows)
+	run.progress.Batches = int64(e.Batch)
+	due := now.Sub(run.written) >= o.progressInterval()
+	if due {
+		run.written = now
+	}
+	p, ids := run.progress, run.ids
 	o.mu.Unlock()
+	if !due {
+		return nil
+	}
 	for _, id := range ids {
 		if err := o.Ledger.RecordProgress(ctx, id, p); err != nil {
 			return err
