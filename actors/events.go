@@ -36,7 +36,7 @@ const (
 
 // ContendedAfter is how many batches in a row may report more waiting while deleting and
 // skipping nothing before the sweep ends as Contended instead of asking again at once.
-const ContendedAfter = 3
+const ContendedAfter = 5
 
 // Succeeded reports whether a sweep that ended for r did its work: it drained, or it
 // stopped at the batch limit or at rows out of its reach, with the rest left for the
