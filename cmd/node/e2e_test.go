@@ -616,6 +616,15 @@ func TestATableThatDisappearsIsConfigurationDrift(t *testing.T) {
 			body.Passes[0].Pass != "audit-log" || body.Passes[0].Reason != "configuration_drift" || !strings.Contains(body.Passes[0].Error, "audit_log") {
 			t.Fatalf("/readyz in drift = %d %+v", code, body)
 		}
+		get := func(p string) (int, string) {
+			resp, err := http.Get("http://" + addr + p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			return resp.StatusCode, string(b)
+		}
 		// The next failure says it once: no other line of the pass comes between.
 		for timeout := time.After(time.Minute); ; { // a bound on a hang
 			var m map[string]any
@@ -637,10 +646,24 @@ func TestATableThatDisappearsIsConfigurationDrift(t *testing.T) {
 			break
 		}
 
+		// The second drift line means the metrics observer has had the first restart.
+		if v := metricValue(t, get, `retention_configuration_drift{pass="audit-log"}`); v != 1 {
+			t.Fatalf("retention_configuration_drift in drift = %v", v)
+		}
+
 		e.exec("ALTER TABLE " + e.prefix + "audit_log_away RENAME TO " + e.prefix + "audit_log")
 		n.waitLog(t, "configuration drift cleared: the pass swept again", "audit-log")
 		if code, body := readyz(); code != http.StatusOK || body.Status != "ready" {
 			t.Fatalf("/readyz after the table came back = %d %+v", code, body)
+		}
+		// Observers hear each event in turn: once the log observer logs the next sweep's
+		// start, the metrics observer has had the sweep that cleared the drift.
+		if r := retention(t, "trigger", "--config", path, "audit-log"); r.code != 0 {
+			t.Fatalf("trigger: exit %d: %s", r.code, r.stderr)
+		}
+		n.waitLog(t, "sweep started", "audit-log")
+		if v := metricValue(t, get, `retention_configuration_drift{pass="audit-log"}`); v != 0 {
+			t.Fatalf("retention_configuration_drift after the table came back = %v", v)
 		}
 		if err := n.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 			t.Fatal(err)
