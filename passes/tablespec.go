@@ -225,7 +225,9 @@ func (c *childNode) key() []string {
 }
 
 // foreignKey is the child's columns that hold its parent's key.
-func (c *childNode) foreignKey() []string { return columnsOf(c.spec.ForeignKey, c.spec.ForeignKeyColumns) }
+func (c *childNode) foreignKey() []string {
+	return columnsOf(c.spec.ForeignKey, c.spec.ForeignKeyColumns)
+}
 
 func (c *childNode) onDelete() OnDelete {
 	if c.spec.OnDelete == "" {
