@@ -165,7 +165,7 @@ func testKeyType(t *testing.T, db *bun.DB, kt keyType, withChildren bool) {
 	const rows, expired = 30, 24
 	want := []int{7} // held by the unlisted child: skipped
 	for n := range rows {
-		p := (n*17 + 5) % rows // key order differs from row order
+		p := (n*17 + 5) % rows                               // key order differs from row order
 		at := cutoffT.Add(-time.Duration(n/3+1) * time.Hour) // three rows a timestamp
 		if n >= expired {
 			at = cutoffT.Add(time.Duration(n) * time.Minute)
@@ -229,4 +229,30 @@ func skippedKey(key []any) any {
 		return key[0]
 	}
 	return key
+}
+
+// TestTableCompositeKeyValidate: a composite key's children reference all of it, and a
+// key is one column or a list, never both, without repeats.
+func TestTableCompositeKeyValidate(t *testing.T) {
+	cases := []struct {
+		spec  passes.TableSpec
+		field string
+	}{
+		{passes.TableSpec{Table: "o", KeyColumns: []string{"tenant", "id"}, Timestamp: "at",
+			Children: []passes.ChildSpec{{Table: "c", ForeignKey: "order_id"}}}, "children[0].foreign_key"},
+		{passes.TableSpec{Table: "o", Key: "id", Timestamp: "at",
+			Children: []passes.ChildSpec{{Table: "c", ForeignKeyColumns: []string{"tenant", "order_id"}}}}, "children[0].foreign_key"},
+		{passes.TableSpec{Table: "o", KeyColumns: []string{"tenant", "id"}, Timestamp: "at",
+			Children: []passes.ChildSpec{{Table: "c", ForeignKeyColumns: []string{"tenant", "order_id"}, Children: []passes.ChildSpec{
+				{Table: "g", ForeignKeyColumns: []string{"tenant", "c_id"}}}}}}, "children[0].children[0].foreign_key"},
+		{passes.TableSpec{Table: "o", Key: "id", KeyColumns: []string{"tenant", "id"}, Timestamp: "at"}, "key"},
+		{passes.TableSpec{Table: "o", KeyColumns: []string{"id", "id"}, Timestamp: "at"}, "key"},
+		{passes.TableSpec{Table: "o", KeyColumns: []string{"tenant", "id;"}, Timestamp: "at"}, "key[1]"},
+	}
+	for i, tc := range cases {
+		err := tc.spec.Validate("orders")
+		if err == nil || !strings.Contains(err.Error(), tc.field+" ") {
+			t.Errorf("case %d: error %v, want one naming %s", i, err, tc.field)
+		}
+	}
 }

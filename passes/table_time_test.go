@@ -132,14 +132,14 @@ func TestTableSQLiteTextOffsets(t *testing.T) {
 	f.exec("CREATE TABLE {p}texts (id INTEGER PRIMARY KEY, at TEXT NOT NULL)")
 	f.exec("CREATE INDEX {p}texts_at ON {p}texts (at, id)")
 	rows := map[int]string{ // the cutoff is 2026-06-01 12:00:00Z
-		1: "2026-06-01 07:30:00-05:00",     // 12:30Z: kept (as text it sorts before the cutoff)
-		2: "2026-06-01 11:00:00-05:00",     // 16:00Z: kept
-		3: "2026-06-01 13:30:00+02:00",     // 11:30Z: expired
-		4: "2026-06-01 11:59:59.999+00:00", // expired
-		5: "2026-06-01 12:00:00+00:00",     // at the cutoff: kept
-		6: "2026-06-01T11:00:00Z",          // expired
-		7: "not a time",                    // unreadable: kept
-		8: "2026-05-31 23:00:00-14:00",     // 2026-06-01 13:00Z: kept
+		1: "2026-06-01 07:30:00-05:00",      // 12:30Z: kept (as text it sorts before the cutoff)
+		2: "2026-06-01 11:00:00-05:00",      // 16:00Z: kept
+		3: "2026-06-01 13:30:00+02:00",      // 11:30Z: expired
+		4: "2026-06-01 11:59:59.999+00:00",  // expired
+		5: "2026-06-01 12:00:00+00:00",      // at the cutoff: kept
+		6: "2026-06-01T11:00:00Z",           // expired
+		7: "not a time",                     // unreadable: kept
+		8: "2026-05-31 23:00:00-14:00",      // 2026-06-01 13:00Z: kept
 		9: "2026-06-01 12:00:00.0004+00:00", // after the cutoff by 0.4 ms: kept
 	}
 	for id, at := range rows {
