@@ -23,10 +23,9 @@ type keyColumn struct{ name, pg, sqlite string }
 // order (numeric 9.25 < 10.75, mixed case under a collation) and, within a timestamp,
 // decides the cursor's order.
 type keyType struct {
-	name   string
-	cols   []keyColumn
-	value  func(p int) []any
-	pgOnly bool
+	name  string
+	cols  []keyColumn
+	value func(p int) []any
 }
 
 var keyTypes = []keyType{
