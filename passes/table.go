@@ -85,6 +85,7 @@ type tableSweep struct {
 	cursor  *candidate
 	layout  *tableLayout // read before the first batch
 	skipped [][]any      // keys bisection skipped in this sweep
+	exclude [][]any      // skipped keys left out after a rewind to the start
 	pg      *bun.Conn    // PostgreSQL: one connection for the sweep
 	pid     int          // its backend, to cancel a statement with
 }
@@ -163,9 +164,9 @@ func (s *tableSweep) PurgeBatch(ctx context.Context, batchSize int, olderThan ti
 	defer stop()
 	var deleted []candidate
 	if t.singleStatement() {
-		deleted, err = t.deleteNext(ctx, db, batchSize, cut, s.cursor, s.layout)
+		deleted, err = t.deleteNext(ctx, db, batchSize, cut, s.position(), s.layout)
 	} else {
-		deleted, err = t.deleteNextInTx(ctx, db, batchSize, cut, s.cursor, s.layout)
+		deleted, err = t.deleteNextInTx(ctx, db, batchSize, cut, s.position(), s.layout)
 	}
 	if err == nil {
 		s.advance(deleted, t.postgres || !t.singleStatement())
@@ -208,7 +209,7 @@ func (s *tableSweep) advance(batch []candidate, ordered bool) {
 // without deleting, moves the cursor past them, and deletes them half by half.
 func (s *tableSweep) bisectNext(ctx context.Context, db bun.IDB, batchSize int, cut cutoff) (int, error) {
 	t := s.t
-	cands, err := t.candidates(ctx, db, batchSize, cut, s.cursor, false, s.layout)
+	cands, err := t.candidates(ctx, db, batchSize, cut, s.position(), false, s.layout)
 	if err != nil {
 		return 0, fmt.Errorf("pass %q: select batch: %w", t.name, err)
 	}
@@ -251,8 +252,8 @@ func qualified(table, column string) schema.QueryAppender {
 
 // candidates reads the next n eligible rows after the cursor, in (timestamp, key)
 // order; with lock, on PostgreSQL, it locks them and skips rows another transaction holds.
-func (t *Table) candidates(ctx context.Context, db bun.IDB, n int, cut cutoff, after *candidate, lock bool, lay *tableLayout) ([]candidate, error) {
-	q := t.nextQuery(db, n, cut, after).ColumnExpr("?, ?", columnList(t.spec.Table, t.key), t.col(t.spec.Timestamp))
+func (t *Table) candidates(ctx context.Context, db bun.IDB, n int, cut cutoff, pos position, lock bool, lay *tableLayout) ([]candidate, error) {
+	q := t.nextQuery(db, n, cut, pos).ColumnExpr("?, ?", columnList(t.spec.Table, t.key), t.col(t.spec.Timestamp))
 	if lock && t.postgres {
 		q = q.For("UPDATE SKIP LOCKED")
 	}
@@ -263,11 +264,23 @@ func (t *Table) candidates(ctx context.Context, db bun.IDB, n int, cut cutoff, a
 	return scanCandidates(rows, lay)
 }
 
-// nextQuery selects (without columns) the next n eligible rows after the cursor.
-func (t *Table) nextQuery(db bun.IDB, n int, cut cutoff, after *candidate) *bun.SelectQuery {
+// position is where a sweep's next batch starts: after the cursor, leaving out the
+// keys it already skipped when it went back to the start (see passedOver).
+type position struct {
+	after   *candidate
+	exclude [][]any
+}
+
+func (s *tableSweep) position() position { return position{after: s.cursor, exclude: s.exclude} }
+
+// nextQuery selects (without columns) the next n eligible rows after the position.
+func (t *Table) nextQuery(db bun.IDB, n int, cut cutoff, pos position) *bun.SelectQuery {
 	q := t.eligible(db.NewSelect().TableExpr("?", ident(t.spec.Table)), cut)
-	if after != nil {
+	if after := pos.after; after != nil {
 		q = q.Where("(?, ?) > (?, ?)", t.col(t.spec.Timestamp), columnList(t.spec.Table, t.key), after.ts, bun.List(after.key))
+	}
+	if len(pos.exclude) > 0 {
+		q = q.Where("? NOT IN (?)", tuple(t.spec.Table, t.key), keyList(pos.exclude))
 	}
 	return q.OrderExpr("?, ?", t.col(t.spec.Timestamp), columnList(t.spec.Table, t.key)).Limit(int64(n))
 }
@@ -298,8 +311,8 @@ func scanCandidates(rows *sql.Rows, lay *tableLayout) ([]candidate, error) {
 // holds) in a subquery; a one-column key's result becomes an array, so the delete finds
 // the rows through the key's index whatever the batch size. SQLite takes its write lock
 // for the statement.
-func (t *Table) deleteNext(ctx context.Context, db bun.IDB, n int, cut cutoff, after *candidate, lay *tableLayout) ([]candidate, error) {
-	sub := t.nextQuery(db, n, cut, after).ColumnExpr("?", columnList(t.spec.Table, t.key))
+func (t *Table) deleteNext(ctx context.Context, db bun.IDB, n int, cut cutoff, pos position, lay *tableLayout) ([]candidate, error) {
+	sub := t.nextQuery(db, n, cut, pos).ColumnExpr("?", columnList(t.spec.Table, t.key))
 	if t.postgres {
 		sub = sub.For("UPDATE SKIP LOCKED")
 	}
@@ -324,14 +337,14 @@ func (t *Table) deleteNext(ctx context.Context, db bun.IDB, n int, cut cutoff, a
 
 // deleteNextInTx deletes the next batch with its children in one transaction: lock the
 // candidates, delete or clear their children, delete them by key.
-func (t *Table) deleteNextInTx(ctx context.Context, db bun.IDB, n int, cut cutoff, after *candidate, lay *tableLayout) ([]candidate, error) {
+func (t *Table) deleteNextInTx(ctx context.Context, db bun.IDB, n int, cut cutoff, pos position, lay *tableLayout) ([]candidate, error) {
 	var deleted []candidate
 	err := TxUnitOfWork{DB: db}.Execute(ctx, func(ctx context.Context) error {
 		tx := DB(ctx, db)
 		if err := t.setStatementTimeout(ctx, tx); err != nil {
 			return err
 		}
-		cands, err := t.candidates(ctx, tx, n, cut, after, true, lay)
+		cands, err := t.candidates(ctx, tx, n, cut, pos, true, lay)
 		if err != nil || len(cands) == 0 {
 			deleted = nil
 			return err

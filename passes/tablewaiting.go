@@ -2,6 +2,7 @@ package passes
 
 import (
 	"context"
+	"slices"
 
 	"github.com/uptrace/bun"
 )
@@ -16,7 +17,8 @@ const maxExcluded = 1000
 // whether any eligible row remains anywhere in the table (other than rows bisection
 // skipped in this sweep, which wait for the next one); if one does, it was passed over
 // (or written since with an old timestamp), so the pass reports MoreWaiting and rewinds
-// its cursor to the start, so the next batch tries those rows again. A check that fails
+// its cursor to the start, so the next batch tries those rows again (leaving out the
+// rows bisection skipped, so they are not bisected again in this sweep). A check that fails
 // also reports MoreWaiting: it cannot tell that none are left. SQLite never passes a
 // row over: its writers take turns.
 func (s *tableSweep) passedOver(ctx context.Context, db bun.IDB, cut cutoff) {
@@ -30,7 +32,7 @@ func (s *tableSweep) passedOver(ctx context.Context, db bun.IDB, cut cutoff) {
 	}
 	remain, err := q.Exists(ctx)
 	if err != nil || remain {
-		s.cursor = nil
+		s.cursor, s.exclude = nil, slices.Clone(s.skipped)
 		ReportMoreWaiting(ctx)
 	}
 }
