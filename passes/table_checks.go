@@ -35,7 +35,7 @@ func (t *Table) checkConditions(ctx context.Context, fail func(string, ...any)) 
 // The PostgreSQL types a timestamp column may have, by format.
 var (
 	timeTypes = []string{"timestamp with time zone", "timestamp without time zone", "date"}
-	unixTypes = []string{"bigint", "integer", "smallint", "numeric"}
+	unixTypes = []string{"bigint", "integer", "smallint", "numeric", "double precision", "real"}
 )
 
 // checkTimestamp checks the timestamp column's type against the format, and warns when
