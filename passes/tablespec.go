@@ -28,9 +28,10 @@ type TimestampFormat string
 
 // The timestamp formats.
 const (
-	// TimestampNative is the database's own time type (PostgreSQL timestamp or
-	// timestamptz) or, on SQLite, the text bun writes for a time.Time: UTC as
-	// "2006-01-02 15:04:05.999999+00:00", which sorts as text in time order.
+	// TimestampNative is the database's own time type (PostgreSQL timestamp, timestamptz
+	// or date) or, on SQLite, text such as bun writes for a time.Time (UTC as
+	// "2006-01-02 15:04:05.999999+00:00"); SQLite texts with any offset are compared as
+	// instants.
 	TimestampNative TimestampFormat = "time"
 	// TimestampUnixSeconds is an integer count of seconds since 1970 UTC.
 	TimestampUnixSeconds TimestampFormat = "unix"
