@@ -291,7 +291,7 @@ func TestTableCompositeNestedChildren(t *testing.T) {
 			t.Fatalf("blobs left %v, want beta's [2 4]", got)
 		}
 		var lines []string
-		if err := db.NewRaw("SELECT tenant FROM " + f.p + "line ORDER BY line_id").Scan(context.Background(), &lines); err != nil || !slices.Equal(lines, []string{"beta", "beta"}) {
+		if err := db.NewRaw("SELECT tenant FROM "+f.p+"line ORDER BY line_id").Scan(context.Background(), &lines); err != nil || !slices.Equal(lines, []string{"beta", "beta"}) {
 			t.Fatalf("lines left %v %v, want beta's two", lines, err)
 		}
 	})
