@@ -13,7 +13,7 @@ func TestSQLiteDSN(t *testing.T) {
 		{"file::memory:?cache=shared", "file::memory:?cache=shared"},
 	}
 	for _, tc := range tests {
-		if got := sqliteDSN(tc.in); got != tc.want {
+		if got := sqliteDSN(tc.in, false); got != tc.want {
 			t.Errorf("sqliteDSN(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
