@@ -108,8 +108,12 @@ func checkSQLitePath(dsn string, existing bool) error {
 
 // sqlitePath is the file a SQLite DSN names ("app.db", "file:app.db?...").
 func sqlitePath(dsn string) string {
-	s := strings.TrimPrefix(strings.TrimSpace(dsn), "file:")
-	if i := strings.IndexByte(s, '?'); i >= 0 {
+	s, isURI := strings.CutPrefix(strings.TrimSpace(dsn), "file:")
+	if !isURI {
+		s, _, _ = strings.Cut(s, "?")
+		return s
+	}
+	if i := strings.IndexAny(s, "?#"); i >= 0 {
 		s = s[:i]
 	}
 	if strings.HasPrefix(s, "//") { // file:///abs/path or file://localhost/abs/path
@@ -148,7 +152,11 @@ func sqliteDSN(dsn string, existing bool) string {
 		return dsn
 	}
 	if !strings.HasPrefix(dsn, "file:") {
-		dsn = "file:" + dsn
+		path, query, hasQuery := strings.Cut(dsn, "?")
+		dsn = "file:" + uriPath.Replace(path)
+		if hasQuery {
+			dsn += "?" + query
+		}
 	}
 	defaults := sqliteDefaults
 	if existing {
@@ -166,6 +174,11 @@ func sqliteDSN(dsn string, existing bool) string {
 	}
 	return dsn
 }
+
+// uriPath escapes the characters a plain file path may hold that mean something in a
+// file: URI, so "data #1/app.db" opens that file and not "data " (a '?' still starts the
+// parameters, as it always has: "app.db?_pragma=...").
+var uriPath = strings.NewReplacer("%", "%25", "#", "%23")
 
 // readOnlyDSN replaces any mode parameter of a file DSN by mode=ro.
 func readOnlyDSN(dsn string) string {

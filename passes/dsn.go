@@ -66,10 +66,12 @@ func parsePostgresDSN(dsn string) (pgConn, error) {
 		return pgConn{}, badDSN("is empty")
 	}
 	if scheme, rest, ok := cutScheme(s); ok {
-		c := pgConn{form: "url", scheme: scheme}
-		err := c.readURL(rest)
-		if err == nil {
-			err = c.check()
+		c, err := readURL(scheme, rest, userInfoEnd(rest))
+		if last := strings.LastIndexByte(rest, '@'); err != nil && last != userInfoEnd(rest) {
+			// A raw '?' and '@' both in a password: try the user info up to the last '@'.
+			if alt, altErr := readURL(scheme, rest, last); altErr == nil {
+				return alt, nil
+			}
 		}
 		return c, err
 	}
@@ -93,11 +95,20 @@ func cutScheme(s string) (scheme, rest string, ok bool) {
 	return "", "", false
 }
 
-// readURL reads what follows the scheme. Percent-encoding is decoded where it is valid;
-// a password pasted without it may still hold ' ', '#', ':', '/', '?' and '@', since the
-// user info ends at the last '@' before the host (see userInfoEnd).
-func (c *pgConn) readURL(rest string) error {
-	if at := userInfoEnd(rest); at >= 0 {
+// readURL reads what follows the scheme, with the user info ending at index at (none
+// when -1), and checks it. Percent-encoding is decoded where it is valid; a password
+// pasted without it may still hold ' ', '#', ':', '/', '?' and '@' (see userInfoEnd).
+func readURL(scheme, rest string, at int) (pgConn, error) {
+	c := pgConn{form: "url", scheme: scheme}
+	err := c.readURLParts(rest, at)
+	if err == nil {
+		err = c.check()
+	}
+	return c, err
+}
+
+func (c *pgConn) readURLParts(rest string, at int) error {
+	if at >= 0 {
 		user, password, has := strings.Cut(rest[:at], ":")
 		c.user, c.password, c.hasPassword = unescape(user), unescape(password), has
 		rest = rest[at+1:]
@@ -206,6 +217,9 @@ func (c *pgConn) readKeyValues(s string) error {
 		s = strings.TrimLeft(strings.TrimLeft(s[eq:], " \t\r\n")[1:], " \t\r\n")
 		value, rest, err := keyValue(s)
 		if err != nil {
+			if key == "password" {
+				c.password, c.hasPassword = value, true // kept out of messages all the same
+			}
 			return badDSN("%s: %v", key, err)
 		}
 		if err := c.set(key, value); err != nil {
@@ -232,7 +246,7 @@ func keyValue(s string) (value, rest string, err error) {
 				b.WriteByte(s[i])
 			}
 		}
-		return "", "", errors.New("the quoted value has no closing quote")
+		return b.String(), "", errors.New("the quoted value has no closing quote")
 	}
 	for i := 0; i < len(s); i++ {
 		switch s[i] {
