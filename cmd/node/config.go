@@ -10,7 +10,8 @@ import (
 	"github.com/retentionkit/retention/passes/ledger"
 )
 
-// Config is the node's configuration file (see DESIGN.md, "cmd/node").
+// Config is the node's configuration file; docs/node.md lists its fields and
+// docs/config.md how it is read.
 type Config struct {
 	Database        DatabaseConfig        `yaml:"database"`
 	Node            NodeConfig            `yaml:"node"`

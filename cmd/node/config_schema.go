@@ -12,7 +12,6 @@ import (
 
 var (
 	configType      = reflect.TypeFor[Config]()
-	passConfigType  = reflect.TypeFor[PassConfig]()
 	durationType    = reflect.TypeFor[Duration]()
 	unmarshalerType = reflect.TypeFor[yaml.Unmarshaler]()
 )
@@ -131,6 +130,10 @@ func (s *schemaCheck) check(n *yaml.Node, t reflect.Type, at location) {
 		}
 		for i, c := range n.Content {
 			s.check(c, t.Elem(), at.item(i, c))
+		}
+	case t.Kind() == reflect.Map:
+		if n.Kind != yaml.MappingNode {
+			s.fail(n, at, "want a mapping, got %s", kindName(n))
 		}
 	case t.Kind() == reflect.Interface:
 		// any value

@@ -1,5 +1,5 @@
 // Command retention is the node binary: it runs the passes a configuration file
-// declares, sweeps them on demand, and manages the run ledger. See DESIGN.md, "cmd/node".
+// declares, sweeps them on demand, and manages the run ledger. See docs/node.md.
 //
 // Exit codes: 0 success, 1 a pass failed at run time, 2 bad configuration or usage.
 package main
