@@ -75,7 +75,7 @@ func parsePostgresDSN(dsn string) (pgConn, error) {
 		}
 		return c, err
 	}
-	if strings.Contains(s, "://") {
+	if strings.Contains(s, "://") || !strings.Contains(s, "=") {
 		return pgConn{}, badDSN("want a postgres:// or postgresql:// URL, or key=value pairs")
 	}
 	c := pgConn{form: "keyvalue"}

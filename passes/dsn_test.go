@@ -77,7 +77,8 @@ func TestPostgresDSNRefusals(t *testing.T) {
 		{"postgres://app:" + pw + "@db/app?sslmode=verify-full&sslrootcert=/does/not/exist", "root CA"},
 		{"mysql://app:" + pw + "@db/app", "postgres://"},
 		{"   ", "empty"},
-		{"just-a-word", "not key=value"},
+		{"just-a-word", "want a postgres:// or postgresql:// URL"},
+		{"127.0.0.1:5432", "want a postgres:// or postgresql:// URL"},
 	}
 	for _, tc := range tests {
 		_, err := postgresConnector(tc.dsn)
