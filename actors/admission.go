@@ -47,13 +47,16 @@ type release struct {
 	From *actor.PID
 }
 
-// request is one open request at an admission actor; the queue names requests by it.
+// request is one open request at an admission actor, as its queue holds it.
 type request[K comparable] struct {
+	gates.Entry
 	key  K
 	req  uint64
 	from *actor.PID
 	then *actor.PID
 }
+
+func (r *request[K]) QueueEntry() *gates.Entry { return &r.Entry }
 
 // slotKey is the one key of a slot pool's queue: every request waits in the same line.
 type slotKey struct{}

@@ -16,12 +16,12 @@ import (
 // NewKeyedGate. A KeyedGate is safe for concurrent use.
 type KeyedGate[K comparable] struct {
 	mu sync.Mutex
-	q  *Queue[K, *Ticket]
+	q  *Queue[K, *queued]
 }
 
 // NewKeyedGate returns an empty gate.
 func NewKeyedGate[K comparable]() *KeyedGate[K] {
-	return &KeyedGate[K]{q: NewQueue[K, *Ticket](1)}
+	return &KeyedGate[K]{q: NewQueue[K, *queued](1)}
 }
 
 // Enter waits until the caller is the only holder of key and returns the ticket that
@@ -33,7 +33,7 @@ func (g *KeyedGate[K]) Enter(ctx context.Context, key K) (*Ticket, error) {
 	}
 	t := &Ticket{owner: g}
 	g.mu.Lock()
-	if g.q.Enqueue(key, t) {
+	if g.q.Enqueue(key, (*queued)(t)) {
 		g.mu.Unlock()
 		return t, nil
 	}
@@ -45,7 +45,7 @@ func (g *KeyedGate[K]) Enter(ctx context.Context, key K) (*Ticket, error) {
 func (g *KeyedGate[K]) release(t *Ticket) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if next, ok := g.q.Release(t); ok {
+	if next, ok := g.q.Release((*queued)(t)); ok {
 		next.grant()
 	}
 }

@@ -7,10 +7,11 @@ import "fmt"
 // single owner: KeyedGate and SlotPool guard one with a mutex and park goroutines on it,
 // and an actor owns one outright and turns its answers into messages.
 //
-// A request is named by an ID the owner chooses (a ticket, a requester and request
-// number); an ID is unique within one queue, across keys. Places are per key; a queue
-// that only ever uses one key (the zero value of K, say) is a plain pool of capacity
-// places.
+// A request is a value of the owner's type R, usually a pointer to the owner's record of
+// it (a ticket; a requester and request number), that carries the Entry the queue keeps
+// for it, so the queue needs no index of its own. A request is in at most one queue at a
+// time. Places are per key; a queue that only ever uses one key (the zero value of K,
+// say) is a plain pool of capacity places.
 //
 // The rules:
 //   - Enqueue grants at once only when the key has a free place and nobody waits for it: a
@@ -19,127 +20,146 @@ import "fmt"
 //     waiters are granted strictly in the order they asked.
 //   - Cancel takes a waiter out of the line, holding nothing. A request already granted
 //     cannot be cancelled: the grant stands and its owner releases it.
-//   - Releasing a request that holds or waits for nothing (a second release, an unknown
-//     ID) does nothing, so it can never free a place someone else now holds.
-//   - A key has an entry only while a request holds or waits for it: Keys is zero whenever
-//     the queue is idle, whatever it served.
+//   - Releasing a request that holds or waits for nothing (a second release, one never
+//     enqueued) does nothing, so it can never free a place someone else now holds.
+//   - A key counts only while a request holds or waits for it: Keys is zero whenever the
+//     queue is idle, whatever it served, and the memory a queue keeps does not grow with
+//     the keys it served.
 //   - AskToYield names each holder of a key that others wait for, once per grant, so an
 //     owner whose holders keep their places across several uses can ask them to let go.
 //
 // Waiters exist only while every place of their key is held, because a release hands
 // its place over instead of freeing it.
-type Queue[K comparable, ID comparable] struct {
+type Queue[K comparable, R Request] struct {
 	capacity int
-	lines    map[K]*line[K, ID]
-	entries  map[ID]entry[K, ID]
-	spare    []*line[K, ID] // idle lines kept for reuse, at most maxSpareLines
+	lines    map[K]*line[K, R]
+	// idle is the one line in lines that nobody holds or waits for: the key that went
+	// idle last stays in the map, so a key used over and over (a pool's only key) costs
+	// no map update per use. Any other idle line leaves the map.
+	idle  *line[K, R]
+	spare []*line[K, R] // idle lines out of the map kept for reuse, at most maxSpareLines
+}
+
+// Request is what a Queue needs of a request: to compare it with ==, and to reach the
+// Entry it keeps in it.
+type Request interface {
+	comparable
+	QueueEntry() *Entry
+}
+
+// Entry is a request's standing in a Queue, kept inside the request: embed one (its zero
+// value means "in no queue") in the owner's record and return it from QueueEntry. Only
+// the queue reads or writes it.
+type Entry struct {
+	line  any // *line[K, R] that the request holds or waits in; nil when in none
+	held  bool
+	asked bool // named by AskToYield since its grant
 }
 
 // maxSpareLines bounds the idle lines a queue keeps for reuse, so a gate that serves
 // keys one after another does not allocate a line per use.
 const maxSpareLines = 8
 
-// line is one key's holders and waiters.
-type line[K comparable, ID comparable] struct {
-	key     K
-	holders []ID // at most capacity, in grant order
-	waiters []ID // waiters[head:] in arrival order
-	head    int
-}
+// compactAfter is how many granted waiters a line lets pile up at the front of its array
+// before it moves the rest down, once they are at least half of it.
+const compactAfter = 32
 
-type entry[K comparable, ID comparable] struct {
-	line  *line[K, ID]
-	held  bool
-	asked bool // named by AskToYield since its grant
+// line is one key's holders and waiters.
+type line[K comparable, R Request] struct {
+	key     K
+	holders []R // at most capacity, in grant order
+	waiters []R // waiters[head:] in arrival order
+	head    int
 }
 
 // NewQueue returns an empty queue of capacity places per key. It panics when capacity
 // is below 1, which is a programming error: such a queue could admit nobody.
-func NewQueue[K comparable, ID comparable](capacity int) *Queue[K, ID] {
+func NewQueue[K comparable, R Request](capacity int) *Queue[K, R] {
 	if capacity < 1 {
 		panic(fmt.Sprintf("gates: admission capacity must be at least 1, got %d", capacity))
 	}
-	return &Queue[K, ID]{capacity: capacity, lines: map[K]*line[K, ID]{}, entries: map[ID]entry[K, ID]{}}
+	return &Queue[K, R]{capacity: capacity, lines: map[K]*line[K, R]{}}
 }
 
-// Enqueue asks for a place of key under id and reports whether it was granted at once;
-// otherwise id waits, behind everyone already waiting for key. An id that already holds
-// or waits is not queued again: Enqueue reports whether it holds.
-func (q *Queue[K, ID]) Enqueue(key K, id ID) (granted bool) {
-	if e, ok := q.entries[id]; ok {
+// Enqueue asks for a place of key for r and reports whether it was granted at once;
+// otherwise r waits, behind everyone already waiting for key. A request that already
+// holds or waits is not queued again: Enqueue reports whether it holds.
+func (q *Queue[K, R]) Enqueue(key K, r R) (granted bool) {
+	e := r.QueueEntry()
+	if e.line != nil {
 		return e.held
 	}
 	l := q.line(key)
+	*e = Entry{line: l}
 	if len(l.holders) < q.capacity && l.waiting() == 0 {
-		l.holders = append(l.holders, id)
-		q.entries[id] = entry[K, ID]{line: l, held: true}
+		l.holders = append(l.holders, r)
+		e.held = true
 		return true
 	}
-	l.waiters = append(l.waiters, id)
-	q.entries[id] = entry[K, ID]{line: l}
+	l.waiters = append(l.waiters, r)
 	return false
 }
 
-// Release gives back whatever id holds or waits for. When id held a place and someone
-// waits for its key, the place goes to the first waiter, which Release returns with
-// ok true: the owner tells that request it holds the place now. Releasing a waiter is a
-// cancellation; releasing an id that holds and waits for nothing does nothing.
-func (q *Queue[K, ID]) Release(id ID) (next ID, ok bool) {
-	e, known := q.entries[id]
-	if !known {
+// Release gives back whatever r holds or waits for. When r held a place and someone
+// waits for its key, the place goes to the first waiter, which Release returns with ok
+// true: the owner tells that request it holds the place now. Releasing a waiter is a
+// cancellation; releasing a request that holds and waits for nothing does nothing.
+func (q *Queue[K, R]) Release(r R) (next R, ok bool) {
+	e := r.QueueEntry()
+	l, in := e.line.(*line[K, R])
+	if !in {
 		return next, false
 	}
-	delete(q.entries, id)
-	l := e.line
-	if !e.held {
-		l.removeWaiter(id)
+	held := e.held
+	*e = Entry{}
+	if !held {
+		l.removeWaiter(r)
 		q.dropIfIdle(l)
 		return next, false
 	}
-	l.removeHolder(id)
+	l.removeHolder(r)
 	if l.waiting() > 0 {
 		next = l.popWaiter()
 		l.holders = append(l.holders, next)
-		q.entries[next] = entry[K, ID]{line: l, held: true}
+		*next.QueueEntry() = Entry{line: l, held: true}
 		return next, true
 	}
 	q.dropIfIdle(l)
 	return next, false
 }
 
-// Cancel takes id out of the line it waits in and reports true: it holds nothing now.
-// It reports false, changing nothing, when id is not waiting: either it was granted
-// already, and the grant stands (the owner must Release it), or it is unknown.
-func (q *Queue[K, ID]) Cancel(id ID) (cancelled bool) {
-	if e, ok := q.entries[id]; !ok || e.held {
+// Cancel takes r out of the line it waits in and reports true: it holds nothing now. It
+// reports false, changing nothing, when r is not waiting: either it was granted already,
+// and the grant stands (the owner must Release it), or it is in no queue.
+func (q *Queue[K, R]) Cancel(r R) (cancelled bool) {
+	if !q.Waits(r) {
 		return false
 	}
-	q.Release(id)
+	q.Release(r)
 	return true
 }
 
 // AskToYield calls ask for every holder of key that has not been named since its grant,
 // when someone waits for key: those are the holders to ask to give their place back at
 // their next convenient point. It names nobody while nobody waits.
-func (q *Queue[K, ID]) AskToYield(key K, ask func(ID)) {
+func (q *Queue[K, R]) AskToYield(key K, ask func(R)) {
 	l, ok := q.lines[key]
 	if !ok || l.waiting() == 0 {
 		return
 	}
 	for _, h := range l.holders {
-		if e := q.entries[h]; !e.asked {
+		if e := h.QueueEntry(); !e.asked {
 			e.asked = true
-			q.entries[h] = e
 			ask(h)
 		}
 	}
 }
 
 // Capacity returns the number of places per key.
-func (q *Queue[K, ID]) Capacity() int { return q.capacity }
+func (q *Queue[K, R]) Capacity() int { return q.capacity }
 
 // Held returns how many places of key are held now.
-func (q *Queue[K, ID]) Held(key K) int {
+func (q *Queue[K, R]) Held(key K) int {
 	if l, ok := q.lines[key]; ok {
 		return len(l.holders)
 	}
@@ -147,7 +167,7 @@ func (q *Queue[K, ID]) Held(key K) int {
 }
 
 // Waiting returns how many requests wait for key now.
-func (q *Queue[K, ID]) Waiting(key K) int {
+func (q *Queue[K, R]) Waiting(key K) int {
 	if l, ok := q.lines[key]; ok {
 		return l.waiting()
 	}
@@ -155,37 +175,57 @@ func (q *Queue[K, ID]) Waiting(key K) int {
 }
 
 // Keys returns how many keys are held or waited for now; zero whenever the queue is idle.
-func (q *Queue[K, ID]) Keys() int { return len(q.lines) }
-
-// Holds reports whether id holds a place now.
-func (q *Queue[K, ID]) Holds(id ID) bool { return q.entries[id].held }
-
-// Waits reports whether id waits for a place now.
-func (q *Queue[K, ID]) Waits(id ID) bool {
-	e, ok := q.entries[id]
-	return ok && !e.held
+func (q *Queue[K, R]) Keys() int {
+	if q.idle != nil {
+		return len(q.lines) - 1
+	}
+	return len(q.lines)
 }
 
-func (q *Queue[K, ID]) line(key K) *line[K, ID] {
+// Holds reports whether r holds a place now.
+func (q *Queue[K, R]) Holds(r R) bool {
+	e := r.QueueEntry()
+	return e.line != nil && e.held
+}
+
+// Waits reports whether r waits for a place now.
+func (q *Queue[K, R]) Waits(r R) bool {
+	e := r.QueueEntry()
+	return e.line != nil && !e.held
+}
+
+func (q *Queue[K, R]) line(key K) *line[K, R] {
 	if l, ok := q.lines[key]; ok {
+		if l == q.idle {
+			q.idle = nil
+		}
 		return l
 	}
-	var l *line[K, ID]
+	var l *line[K, R]
 	if n := len(q.spare); n > 0 {
 		l, q.spare = q.spare[n-1], q.spare[:n-1]
 	} else {
-		l = &line[K, ID]{}
+		l = &line[K, R]{}
 	}
 	l.key = key
 	q.lines[key] = l
 	return l
 }
 
-// dropIfIdle removes the entry of a key nobody holds or waits for.
-func (q *Queue[K, ID]) dropIfIdle(l *line[K, ID]) {
+// dropIfIdle makes l, when nobody holds or waits for it, the idle line, and takes the
+// line idle before it out of the map.
+func (q *Queue[K, R]) dropIfIdle(l *line[K, R]) {
 	if len(l.holders) > 0 || l.waiting() > 0 {
 		return
 	}
+	if prev := q.idle; prev != nil && prev != l {
+		q.evict(prev)
+	}
+	q.idle = l
+}
+
+// evict takes the idle line l out of the map, keeping it for reuse if there is room.
+func (q *Queue[K, R]) evict(l *line[K, R]) {
 	delete(q.lines, l.key)
 	if len(q.spare) < maxSpareLines {
 		var zero K
@@ -194,23 +234,30 @@ func (q *Queue[K, ID]) dropIfIdle(l *line[K, ID]) {
 	}
 }
 
-func (l *line[K, ID]) waiting() int { return len(l.waiters) - l.head }
+func (l *line[K, R]) waiting() int { return len(l.waiters) - l.head }
 
-func (l *line[K, ID]) popWaiter() ID {
-	var zero ID
-	id := l.waiters[l.head]
+func (l *line[K, R]) popWaiter() R {
+	var zero R
+	r := l.waiters[l.head]
 	l.waiters[l.head] = zero // keep no reference to a request that left
 	l.head++
-	if l.head == len(l.waiters) {
+	switch {
+	case l.head == len(l.waiters):
 		l.waiters, l.head = l.waiters[:0], 0
+	case l.head >= compactAfter && 2*l.head >= len(l.waiters):
+		// A line that never empties would otherwise grow its array forever: move the
+		// waiters down over the ones already granted.
+		n := copy(l.waiters, l.waiters[l.head:])
+		clear(l.waiters[n:])
+		l.waiters, l.head = l.waiters[:n], 0
 	}
-	return id
+	return r
 }
 
-func (l *line[K, ID]) removeWaiter(id ID) {
+func (l *line[K, R]) removeWaiter(r R) {
 	for i := l.head; i < len(l.waiters); i++ {
-		if l.waiters[i] == id {
-			var zero ID
+		if l.waiters[i] == r {
+			var zero R
 			copy(l.waiters[i:], l.waiters[i+1:])
 			l.waiters[len(l.waiters)-1] = zero
 			l.waiters = l.waiters[:len(l.waiters)-1]
@@ -222,10 +269,10 @@ func (l *line[K, ID]) removeWaiter(id ID) {
 	}
 }
 
-func (l *line[K, ID]) removeHolder(id ID) {
+func (l *line[K, R]) removeHolder(r R) {
 	for i, h := range l.holders {
-		if h == id {
-			var zero ID
+		if h == r {
+			var zero R
 			last := len(l.holders) - 1
 			copy(l.holders[i:], l.holders[i+1:])
 			l.holders[last] = zero

@@ -9,8 +9,28 @@ import (
 	"testing"
 )
 
-// A step is one operation on a Queue[string, string], written as words, and what it
-// must answer:
+// req is a request in the tests' queues, named for the messages.
+type req struct {
+	Entry
+	name string
+}
+
+func (r *req) QueueEntry() *Entry { return &r.Entry }
+
+// reqs hands out one request per name.
+type reqs map[string]*req
+
+func (rs reqs) get(name string) *req {
+	if r, ok := rs[name]; ok {
+		return r
+	}
+	r := &req{name: name}
+	rs[name] = r
+	return r
+}
+
+// A step is one operation on a Queue[string, *req], written as words, and what it must
+// answer:
 //
 //	enqueue KEY ID  -> granted | queued
 //	release ID      -> granted NEXT | none
@@ -22,27 +42,27 @@ type step struct {
 	op, want string
 }
 
-func (s step) run(q *Queue[string, string]) string {
+func (s step) run(q *Queue[string, *req], rs reqs) string {
 	w := strings.Fields(s.op)
 	switch w[0] {
 	case "enqueue":
-		if q.Enqueue(w[1], w[2]) {
+		if q.Enqueue(w[1], rs.get(w[2])) {
 			return "granted"
 		}
 		return "queued"
 	case "release":
-		if next, ok := q.Release(w[1]); ok {
-			return "granted " + next
+		if next, ok := q.Release(rs.get(w[1])); ok {
+			return "granted " + next.name
 		}
 		return "none"
 	case "cancel":
-		if q.Cancel(w[1]) {
+		if q.Cancel(rs.get(w[1])) {
 			return "cancelled"
 		}
 		return "not waiting"
 	case "yield":
 		var named []string
-		q.AskToYield(w[1], func(id string) { named = append(named, id) })
+		q.AskToYield(w[1], func(r *req) { named = append(named, r.name) })
 		if len(named) == 0 {
 			return "-"
 		}
@@ -55,9 +75,9 @@ func (s step) run(q *Queue[string, string]) string {
 		return strconv.Itoa(q.Keys())
 	case "state":
 		switch {
-		case q.Holds(w[1]):
+		case q.Holds(rs.get(w[1])):
 			return "holds"
-		case q.Waits(w[1]):
+		case q.Waits(rs.get(w[1])):
 			return "waits"
 		}
 		return "absent"
@@ -168,9 +188,9 @@ func TestQueueRules(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			q := NewQueue[string, string](tc.capacity)
+			q, rs := NewQueue[string, *req](tc.capacity), reqs{}
 			for i, s := range tc.steps {
-				if got := s.run(q); got != s.want {
+				if got := s.run(q, rs); got != s.want {
 					t.Fatalf("step %d %q = %q, want %q", i+1, s.op, got, s.want)
 				}
 			}
@@ -186,7 +206,7 @@ func TestNewQueueRefusesCapacityBelowOne(t *testing.T) {
 					t.Errorf("NewQueue(%d) did not panic", capacity)
 				}
 			}()
-			NewQueue[string, int](capacity)
+			NewQueue[string, *req](capacity)
 		}()
 	}
 }
@@ -199,19 +219,23 @@ func TestQueueRandomOperations(t *testing.T) {
 	const capacity, ids, steps = 2, 40, 20000
 	keys := []string{"a", "b", "c"}
 	rng := rand.New(rand.NewPCG(5, 6))
-	q := NewQueue[string, int](capacity)
-	keyOf := map[int]string{}
-	queued := map[string][]int{} // the test's own record of who waits, in arrival order
+	q := NewQueue[string, *req](capacity)
+	all := make([]*req, ids)
+	for i := range all {
+		all[i] = &req{name: strconv.Itoa(i)}
+	}
+	keyOf := map[*req]string{}
+	queued := map[string][]*req{} // the test's own record of who waits, in arrival order
 	handovers, cancels := 0, 0
-	granted := func(key string, id int) {
+	granted := func(key string, id *req) {
 		handovers++
 		if w := queued[key]; len(w) == 0 || w[0] != id {
-			t.Fatalf("grant of key %s went to %d, the earliest waiter is %v", key, id, w)
+			t.Fatalf("grant of key %s went to %s, the waiters in order were %v", key, id.name, names(w))
 		}
 		queued[key] = queued[key][1:]
 	}
 	for range steps {
-		id := rng.IntN(ids)
+		id := all[rng.IntN(ids)]
 		switch key, known := keyOf[id]; {
 		case !known:
 			key = keys[rng.IntN(len(keys))]
@@ -221,16 +245,16 @@ func TestQueueRandomOperations(t *testing.T) {
 			}
 		case rng.IntN(2) == 0 && q.Waits(id):
 			if !q.Cancel(id) {
-				t.Fatalf("cancel of waiter %d refused", id)
+				t.Fatalf("cancel of waiter %s refused", id.name)
 			}
-			queued[key] = slices.DeleteFunc(queued[key], func(w int) bool { return w == id })
+			queued[key] = slices.DeleteFunc(queued[key], func(w *req) bool { return w == id })
 			delete(keyOf, id)
 			cancels++
 		default:
 			if next, ok := q.Release(id); ok {
 				granted(key, next)
 			}
-			queued[key] = slices.DeleteFunc(queued[key], func(w int) bool { return w == id })
+			queued[key] = slices.DeleteFunc(queued[key], func(w *req) bool { return w == id })
 			delete(keyOf, id)
 		}
 		for _, k := range keys {
@@ -252,21 +276,80 @@ func TestQueueRandomOperations(t *testing.T) {
 	for id := range keyOf {
 		q.Release(id)
 	}
-	if q.Keys() != 0 {
-		t.Fatalf("Keys = %d after everyone left", q.Keys())
+	if q.Keys() != 0 || len(q.lines) > 1 {
+		t.Fatalf("Keys = %d and %d lines kept after everyone left", q.Keys(), len(q.lines))
+	}
+}
+
+// TestQueueKeepsNothingPerKeyServed serves thousands of distinct keys, some of them at
+// the same time, and checks that what the queue keeps afterwards does not depend on
+// how many it served.
+func TestQueueKeepsNothingPerKeyServed(t *testing.T) {
+	q := NewQueue[string, *req](1)
+	var open []*req
+	for i := range 5000 {
+		r := &req{name: strconv.Itoa(i)}
+		if !q.Enqueue("key-"+r.name, r) {
+			t.Fatalf("a fresh key %s was not granted at once", r.name)
+		}
+		open = append(open, r)
+		if len(open) == 3 || i%7 == 0 {
+			for _, o := range open {
+				q.Release(o)
+			}
+			open = open[:0]
+		}
+	}
+	for _, o := range open {
+		q.Release(o)
+	}
+	if q.Keys() != 0 || len(q.lines) > 1 || len(q.spare) > maxSpareLines {
+		t.Fatalf("after 5000 keys: Keys %d, %d lines in the map, %d spare", q.Keys(), len(q.lines), len(q.spare))
 	}
 }
 
 func ExampleQueue() {
-	q := NewQueue[string, string](1) // one place per table
-	fmt.Println(q.Enqueue("audit_log", "sweep-1"))
-	fmt.Println(q.Enqueue("audit_log", "sweep-2"))
-	q.AskToYield("audit_log", func(holder string) { fmt.Println("ask", holder, "to yield") })
-	next, ok := q.Release("sweep-1")
-	fmt.Println(next, ok)
+	q := NewQueue[string, *req](1) // one place per table
+	first, second := &req{name: "sweep-1"}, &req{name: "sweep-2"}
+	fmt.Println(q.Enqueue("audit_log", first))
+	fmt.Println(q.Enqueue("audit_log", second))
+	q.AskToYield("audit_log", func(holder *req) { fmt.Println("ask", holder.name, "to yield") })
+	next, ok := q.Release(first)
+	fmt.Println(next.name, ok)
 	// Output:
 	// true
 	// false
 	// ask sweep-1 to yield
 	// sweep-2 true
+}
+
+// TestQueueLineThatNeverEmptiesStaysBounded keeps a key contended for a long time, a
+// holder handing over to a waiter while a newcomer queues, and checks that the line's
+// array does not grow with the number of requests it served.
+func TestQueueLineThatNeverEmptiesStaysBounded(t *testing.T) {
+	q := NewQueue[string, *req](1)
+	var line []*req // the test's record: line[0] holds, the rest wait
+	for id := range 5 {
+		line = append(line, &req{name: strconv.Itoa(id)})
+		q.Enqueue("k", line[id])
+	}
+	for id := 5; id < 100_000; id++ {
+		next, ok := q.Release(line[0])
+		if !ok || next != line[1] {
+			t.Fatalf("release of %s granted %v, %v; want %s", line[0].name, next, ok, line[1].name)
+		}
+		line = append(line[1:], &req{name: strconv.Itoa(id)})
+		q.Enqueue("k", line[len(line)-1])
+	}
+	if n := cap(q.lines["k"].waiters); n > 4*compactAfter {
+		t.Fatalf("the line's array holds %d places for 4 waiters", n)
+	}
+}
+
+func names(rs []*req) []string {
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = r.name
+	}
+	return out
 }

@@ -11,13 +11,13 @@ import (
 // each waiting caller until its grant. It is safe for concurrent use.
 type SlotPool struct {
 	mu sync.Mutex
-	q  *Queue[struct{}, *Ticket]
+	q  *Queue[struct{}, *queued]
 }
 
 // NewSlotPool returns a pool of capacity slots. It panics when capacity is below 1,
 // which is a programming error: such a pool could admit nobody.
 func NewSlotPool(capacity int) *SlotPool {
-	return &SlotPool{q: NewQueue[struct{}, *Ticket](capacity)}
+	return &SlotPool{q: NewQueue[struct{}, *queued](capacity)}
 }
 
 // Enter waits for a free slot and returns the ticket that holds it. It fails with ctx's
@@ -29,7 +29,7 @@ func (p *SlotPool) Enter(ctx context.Context) (*Ticket, error) {
 	}
 	t := &Ticket{owner: p}
 	p.mu.Lock()
-	if p.q.Enqueue(struct{}{}, t) {
+	if p.q.Enqueue(struct{}{}, (*queued)(t)) {
 		p.mu.Unlock()
 		return t, nil
 	}
@@ -41,7 +41,7 @@ func (p *SlotPool) Enter(ctx context.Context) (*Ticket, error) {
 func (p *SlotPool) release(t *Ticket) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if next, ok := p.q.Release(t); ok {
+	if next, ok := p.q.Release((*queued)(t)); ok {
 		next.grant()
 	}
 }
