@@ -56,6 +56,7 @@ type request[K comparable] struct {
 	then *actor.PID
 }
 
+// QueueEntry lets the queue keep r's standing in r itself.
 func (r *request[K]) QueueEntry() *gates.Entry { return &r.Entry }
 
 // slotKey is the one key of a slot pool's queue: every request waits in the same line.
