@@ -2,6 +2,7 @@ package actors_test
 
 import (
 	"fmt"
+	"log/slog"
 	"sync"
 	"testing"
 	"time"
@@ -107,5 +108,60 @@ func TestPassesRunOnTheSlotPoolConfigGives(t *testing.T) {
 				t.Fatalf("SlotPools called with %v, want once for %s:1", asked, passes.DefaultDatabase)
 			}
 		})
+	}
+}
+
+// TestLocalSlotPoolKeepsTheSlotProtocol drives the local pool's actor with plain
+// requesters, as any pool must be driven: a grant for the first, a request to yield
+// once someone waits (once per grant), a second release that frees nothing, and a
+// requester that stops while waiting or holding gives its place back without a word.
+func TestLocalSlotPoolKeepsTheSlotProtocol(t *testing.T) {
+	sys := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return slog.New(slog.DiscardHandler) }))
+	pool := sys.Root.Spawn(actors.NewLocalSlotPool(1).Props())
+	heard := make(chan string, 16)
+	requester := func(name string) *actor.PID {
+		return sys.Root.Spawn(actor.PropsFromFunc(func(c actor.Context) {
+			switch m := c.Message().(type) {
+			case *actors.SlotGranted:
+				heard <- fmt.Sprintf("%s granted %d", name, m.Req)
+			case *actors.YieldSlot:
+				heard <- fmt.Sprintf("%s yield %d", name, m.Req)
+			}
+		}))
+	}
+	expect := func(want string) {
+		t.Helper()
+		select {
+		case got := <-heard:
+			if got != want {
+				t.Fatalf("heard %q, want %q", got, want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("heard nothing, want %q", want)
+		}
+	}
+	a, b, c := requester("a"), requester("b"), requester("c")
+	sys.Root.Send(pool, &actors.ReleaseSlot{Req: 7, From: a}) // unknown: nothing happens
+	sys.Root.Send(pool, &actors.AcquireSlot{Req: 1, From: a})
+	expect("a granted 1")
+	sys.Root.Send(pool, &actors.AcquireSlot{Req: 1, From: b})
+	expect("a yield 1")
+	sys.Root.Send(pool, &actors.AcquireSlot{Req: 1, From: c}) // a was asked already
+	if err := sys.Root.StopFuture(b).Wait(); err != nil {
+		t.Fatal(err)
+	}
+	sys.Root.Send(pool, &actors.ReleaseSlot{Req: 1, From: a})
+	sys.Root.Send(pool, &actors.ReleaseSlot{Req: 1, From: a}) // a second release frees nothing
+	expect("c granted 1")                                     // b, stopped while waiting, left the line
+	sys.Root.Send(pool, &actors.AcquireSlot{Req: 2, From: a})
+	expect("c yield 1")
+	if err := sys.Root.StopFuture(c).Wait(); err != nil {
+		t.Fatal(err)
+	}
+	expect("a granted 2") // c, stopped while holding, gave its slot back
+	select {
+	case got := <-heard:
+		t.Fatalf("heard %q after the last expected message", got)
+	default:
 	}
 }
