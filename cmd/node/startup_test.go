@@ -23,7 +23,7 @@ func TestStartupChecksOnALockedTableGiveUpAsDatabaseUnavailable(t *testing.T) {
 	var logs bytes.Buffer
 	log := logrus.New()
 	log.SetOutput(&logs)
-	n, err := openNode(ctx, e.config("", ""), log)
+	n, err := openNode(ctx, e.config("", ""), log, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +62,7 @@ func TestAMissingTableAtStartupIsAConfigurationErrorAtOnce(t *testing.T) {
 	var logs bytes.Buffer
 	log := logrus.New()
 	log.SetOutput(&logs)
-	n, err := openNode(context.Background(), path, log)
+	n, err := openNode(context.Background(), path, log, true)
 	if err != nil {
 		t.Fatal(err)
 	}
