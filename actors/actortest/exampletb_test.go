@@ -18,10 +18,10 @@ type exampleT struct {
 
 func newExampleT() *exampleT { return &exampleT{} }
 
-func (e *exampleT) Helper()          {}
-func (e *exampleT) Name() string     { return "Example" }
-func (e *exampleT) Failed() bool     { return e.failed }
-func (e *exampleT) Cleanup(f func()) { e.cleanups = append(e.cleanups, f) }
+func (e *exampleT) Helper()             {}
+func (e *exampleT) Name() string        { return "Example" }
+func (e *exampleT) Failed() bool        { return e.failed }
+func (e *exampleT) Cleanup(f func())    { e.cleanups = append(e.cleanups, f) }
 func (e *exampleT) Logf(string, ...any) {}
 
 func (e *exampleT) Fatalf(format string, args ...any) {

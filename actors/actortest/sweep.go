@@ -13,9 +13,9 @@ import (
 
 // SweepOnce registers reg on a real Runtime built from cfg, triggers one sweep, waits for
 // it to end, stops the runtime and returns the sweep's SweepDone with every event heard
-// (in order, up to the stop). It is for passes that talk to a database, which a
-// synctest bubble cannot hold (the bubble cannot wait on network or file I/O), so the
-// runtime runs outside one, on real goroutines.
+// (in order, up to the stop). It is for passes that talk to a database, which do not
+// belong in a synctest bubble (their I/O takes real time while the bubble's clock is
+// fake), so the runtime runs outside one, on real goroutines.
 //
 // A nil cfg.Clock becomes NewClock(): time stands still at Epoch, so the sweep's cutoff
 // is exactly SweepCutoff(reg.Options) and a fixture seeded around it is split at the
