@@ -11,5 +11,6 @@
 //	})
 //
 // It lives under passes because it writes SQL through bun, and only passes (and the
-// node) may; actors/actortest wraps it for tests that run a pass on the runtime.
+// node) may. To run the pass on the runtime rather than by hand, use
+// actors/actortest.SweepOnce, whose cutoff is exactly actortest.SweepCutoff(opts).
 package passtest
