@@ -31,7 +31,9 @@ type Fixture struct {
 	Format passes.TimestampFormat
 	// Cutoff is the instant the pass under test will sweep at: a row older than it is
 	// expired. For a pass run by the runtime that is the clock's now minus the
-	// retention period.
+	// retention period. It and Spacing must be whole milliseconds (whole seconds for
+	// passes.TimestampUnixSeconds), what every format stores exactly; truncate a wall
+	// clock reading.
 	Cutoff time.Time
 	// Expired and Fresh count the rows on each side of Cutoff.
 	Expired, Fresh int
@@ -161,18 +163,23 @@ func (f Fixture) check() error {
 			problems = append(problems, fmt.Sprintf("%q is not a plain identifier", n))
 		}
 	}
-	switch {
-	case f.Cutoff.IsZero():
+	if f.Cutoff.IsZero() {
 		problems = append(problems, "Cutoff is not set")
-	case f.Expired < 0 || f.Fresh < 0:
+	}
+	if f.Expired < 0 || f.Fresh < 0 {
 		problems = append(problems, "Expired and Fresh must not be negative")
-	case f.Spacing < 0:
+	}
+	if f.Spacing < 0 {
 		problems = append(problems, "Spacing must not be negative")
 	}
-	switch f.Format {
-	case passes.TimestampNative, passes.TimestampUnixSeconds, passes.TimestampUnixMillis:
-	default:
+	unit := map[passes.TimestampFormat]time.Duration{
+		passes.TimestampNative: time.Millisecond, passes.TimestampUnixSeconds: time.Second, passes.TimestampUnixMillis: time.Millisecond,
+	}[f.Format]
+	switch {
+	case unit == 0:
 		problems = append(problems, fmt.Sprintf("Format %q is not a passes.TimestampFormat", f.Format))
+	case !f.Cutoff.Truncate(unit).Equal(f.Cutoff) || f.Spacing%unit != 0:
+		problems = append(problems, fmt.Sprintf("Cutoff and Spacing must be whole multiples of %v, the precision of a %s timestamp, or a row at the cutoff would be stored before it", unit, f.Format))
 	}
 	if len(problems) > 0 {
 		return fmt.Errorf("fixture %q: %s", f.Table, strings.Join(problems, "; "))

@@ -189,14 +189,46 @@ func TestLongListsAreCut(t *testing.T) {
 func TestBadFixtureFails(t *testing.T) {
 	db := passtest.SQLite(t)
 	r := &recorder{TB: t}
-	if tbl := passtest.Seed(r, db, passtest.Fixture{Table: "bad name", Format: "iso", Expired: 1}); tbl != nil {
+	if tbl := passtest.Seed(r, db, passtest.Fixture{Table: "bad name", Format: "iso", Expired: -1}); tbl != nil {
 		t.Fatal("a bad fixture returned a table")
 	}
-	for _, want := range []string{`"bad name" is not a plain identifier`, "Cutoff is not set", `Format "iso"`} {
+	for _, want := range []string{`"bad name" is not a plain identifier`, "Cutoff is not set", "must not be negative", `Format "iso"`} {
 		if len(r.failures) != 1 || !strings.Contains(r.failures[0], want) {
 			t.Fatalf("failures %q, want one containing %q", r.failures, want)
 		}
 	}
+	cases := []struct {
+		format passes.TimestampFormat
+		cutoff time.Time
+		space  time.Duration
+		want   string
+	}{
+		{passes.TimestampUnixSeconds, cutoff.Add(300 * time.Millisecond), 0, "whole multiples of 1s"},
+		{passes.TimestampUnixSeconds, cutoff, 1500 * time.Millisecond, "whole multiples of 1s"},
+		{"", cutoff.Add(time.Microsecond), 0, "whole multiples of 1ms"},
+		{passes.TimestampUnixMillis, cutoff, time.Microsecond, "whole multiples of 1ms"},
+	}
+	for _, c := range cases {
+		r := &recorder{TB: t}
+		passtest.Seed(r, db, passtest.Fixture{Table: "t", Format: c.format, Cutoff: c.cutoff, Spacing: c.space, Expired: 1})
+		if len(r.failures) != 1 || !strings.Contains(r.failures[0], c.want) {
+			t.Errorf("%s at %v spaced %v: failures %q, want %q", c.format, c.cutoff, c.space, r.failures, c.want)
+		}
+	}
+}
+
+// TestMillisecondCutoffSplitsExactly: a cutoff off the whole second still splits the
+// rows where the pass does, on every format that stores it exactly.
+func TestMillisecondCutoffSplitsExactly(t *testing.T) {
+	passtest.Each(t, func(t *testing.T, db *passtest.DB) {
+		for _, format := range []passes.TimestampFormat{passes.TimestampNative, passes.TimestampUnixMillis} {
+			tbl := passtest.Seed(t, db, passtest.Fixture{Table: "ms_" + string(format), Format: format, Cutoff: cutoff.Add(123 * time.Millisecond), Spacing: time.Millisecond, Expired: 9, Fresh: 9})
+			if got := sweep(t, db, tbl, tbl.Spec()); got != 9 {
+				t.Fatalf("%s: the pass deleted %d rows, want 9", format, got)
+			}
+			tbl.RequireSwept(t)
+		}
+	})
 }
 
 // TestPostgresSchemasAreApart seeds one table name twice in one test: each handle has a
