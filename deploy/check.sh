@@ -63,6 +63,13 @@ check_static() {
   local version
   version=$("$STATIC_BIN" version) || fail "$STATIC_BIN version exited $?"
   grep -q '^retention ' <<<"$version" && grep -q '^go: go' <<<"$version" || fail "unexpected version output: $version"
+  # From a git checkout (.git a directory: Go does not stamp from a worktree's .git
+  # file), the binary names the checkout's revision, and whether it had changes.
+  if [ -d .git ] && rev=$(git rev-parse HEAD 2>/dev/null); then
+    local want="revision: $rev"
+    [ -z "$(git status --porcelain 2>/dev/null)" ] || want="$want (modified)"
+    grep -qxF "$want" <<<"$version" || fail "retention version does not say \"$want\": $version"
+  fi
   say "static, and runs:"
   sed 's/^/  /' <<<"$version"
 }
