@@ -48,12 +48,20 @@ func tool(t *testing.T, name, debianPackage string) string {
 	return ""
 }
 
-// run runs a command with a timeout and returns its combined output and exit code.
+// run runs a command with extra environment variables and returns its combined output
+// and exit code.
 func run(t *testing.T, env []string, name string, args ...string) (string, int) {
+	t.Helper()
+	return runIn(t, "", env, name, args...)
+}
+
+// runIn is run in the directory dir ("" for the test's own).
+func runIn(t *testing.T, dir string, env []string, name string, args ...string) (string, int) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -65,21 +73,4 @@ func run(t *testing.T, env []string, name string, args ...string) (string, int) 
 		t.Fatalf("%s: %v", name, err)
 	}
 	return out.String(), 0
-}
-
-// runIn is run in the directory dir.
-func runIn(t *testing.T, dir, name string, args ...string) (string, int) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	if ee, ok := err.(*exec.ExitError); ok {
-		return string(out), ee.ExitCode()
-	}
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	return string(out), 0
 }

@@ -184,7 +184,7 @@ func TestAlertRulesPromtool(t *testing.T) {
 		{"check", "rules", "retention-rules.yml"},
 		{"test", "rules", "retention-rules_test.yml"},
 	} {
-		out, code := runIn(t, "prometheus", promtool, args...)
+		out, code := runIn(t, "prometheus", nil, promtool, args...)
 		if code != 0 || !strings.Contains(out, "SUCCESS") {
 			t.Errorf("promtool %s: exit %d\n%s", strings.Join(args, " "), code, out)
 		}
