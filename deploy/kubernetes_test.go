@@ -7,6 +7,7 @@ import (
 	"go/parser"
 	"go/token"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -338,32 +339,34 @@ func TestKustomization(t *testing.T) {
 	}
 }
 
-// The ConfigMap's configuration passes `retention validate` against a PostgreSQL
-// database holding the tables it names, with the Secret's variables set (the DSN
-// pointing at that database instead of the example host). Without the tables it does
-// not, so the check is not empty.
-func TestKubernetesConfigValidates(t *testing.T) {
+// k8sEnv is the ConfigMap's configuration written to a file, and the Secret's variables
+// with the DSN pointing at a scratch PostgreSQL database instead of the example host.
+type k8sEnv struct {
+	path, dsn string
+	env       []string
+}
+
+func newK8sEnv(t *testing.T, edit func(config string) string) k8sEnv {
+	t.Helper()
 	m := readManifests(t)
 	_, key := m.configFile(t)
-	dir := t.TempDir()
-	path := filepath.Join(dir, key)
-	if err := os.WriteFile(path, []byte(m.cm.Data[key]), 0o600); err != nil {
+	e := k8sEnv{path: filepath.Join(t.TempDir(), key), dsn: scratchDatabase(t)}
+	if err := os.WriteFile(e.path, []byte(edit(m.cm.Data[key])), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	dsn := scratchDatabase(t)
-	var env []string
 	for k, v := range m.secret.StringData {
 		if k == "RETENTION_DATABASE_URL" {
-			v = dsn
+			v = e.dsn
 		}
-		env = append(env, k+"="+v)
+		e.env = append(e.env, k+"="+v)
 	}
+	return e
+}
 
-	out, code := run(t, env, binary, "validate", "--config", path)
-	if code != 2 || !strings.Contains(out, "audit_log") {
-		t.Fatalf("validate on a database without the tables: exit %d, want 2 naming audit_log\n%s", code, out)
-	}
-	db := openDSN(t, dsn)
+// createTables creates the tables the ConfigMap's passes name.
+func (e k8sEnv) createTables(t *testing.T) {
+	t.Helper()
+	db := openDSN(t, e.dsn)
 	for _, q := range []string{
 		`CREATE TABLE audit_log (id BIGINT PRIMARY KEY, occurred_at TIMESTAMPTZ NOT NULL, state TEXT NOT NULL)`,
 		`CREATE INDEX audit_log_ts ON audit_log (occurred_at, id)`,
@@ -375,13 +378,82 @@ func TestKubernetesConfigValidates(t *testing.T) {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
-	out, code = run(t, env, binary, "validate", "--config", path)
+}
+
+// The ConfigMap's configuration passes `retention validate` with the Secret's variables
+// set. Without the tables it names it does not, so the check is not empty.
+func TestKubernetesConfigValidates(t *testing.T) {
+	e := newK8sEnv(t, func(c string) string { return c })
+	out, code := run(t, e.env, binary, "validate", "--config", e.path)
+	if code != 2 || !strings.Contains(out, "audit_log") {
+		t.Fatalf("validate on a database without the tables: exit %d, want 2 naming audit_log\n%s", code, out)
+	}
+	e.createTables(t)
+	out, code = run(t, e.env, binary, "validate", "--config", e.path)
 	if code != 0 || !strings.Contains(out, "ok: 2 passes") {
 		t.Fatalf("validate: exit %d\n%s", code, out)
 	}
 	if secret := "change-me"; strings.Contains(out, secret) {
 		t.Errorf("validate printed a secret:\n%s", out)
 	}
+}
+
+// A node run on the ConfigMap's configuration answers what the Deployment asks of it:
+// liveness as soon as the endpoint listens, readiness once it runs, metrics at the
+// scrape path, and a SIGTERM stop with exit 0. The admin port is chosen at run time
+// (another node may hold 9464); everything else is the ConfigMap's.
+func TestKubernetesProbesAnswer(t *testing.T) {
+	m := readManifests(t)
+	c := m.container(t)
+	_, port, _ := net.SplitHostPort(configAdmin(t, m))
+	e := newK8sEnv(t, func(cfg string) string {
+		edited := strings.Replace(cfg, ":"+port+"\n", ":0\n", 1)
+		if edited == cfg {
+			t.Fatalf("the config has no %q line to move to a free port", ":"+port)
+		}
+		return edited
+	})
+	e.createTables(t)
+
+	n := startNode(t, e, c.Args...)
+	addr := n.waitLog(t, "admin endpoint listening")["addr"].(string)
+	_, bound, _ := net.SplitHostPort(addr)
+	base := "http://127.0.0.1:" + bound
+	if code := get(t, base+c.LivenessProbe.HTTPGet.Path); code != 200 {
+		t.Errorf("liveness %s while starting: %d, want 200", c.LivenessProbe.HTTPGet.Path, code)
+	}
+	n.waitLog(t, "node running")
+	if code := get(t, base+c.ReadinessProbe.HTTPGet.Path); code != 200 {
+		t.Errorf("readiness %s once running: %d, want 200", c.ReadinessProbe.HTTPGet.Path, code)
+	}
+	if path := m.dep.Spec.Template.Metadata.Annotations["prometheus.io/path"]; get(t, base+path) != 200 {
+		t.Errorf("scrape path %s: not 200", path)
+	}
+	if code := n.stop(t); code != 0 {
+		t.Errorf("SIGTERM: exit %d, want 0", code)
+	}
+}
+
+// configAdmin is node.admin of the ConfigMap's configuration.
+func configAdmin(t *testing.T, m manifests) string {
+	t.Helper()
+	_, key := m.configFile(t)
+	var cfg nodeConfig
+	if err := yaml.Unmarshal([]byte(m.cm.Data[key]), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	return cfg.Node.Admin
+}
+
+func get(t *testing.T, url string) int {
+	t.Helper()
+	client := http.Client{Timeout: 10 * time.Second}
+	resp, err := client.Get(url)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
 }
 
 // scratchDatabase creates an empty PostgreSQL database on the test server, dropped when
