@@ -25,9 +25,13 @@ install_debian() {
   if [ ! -e "$policy" ]; then
     printf '#!/bin/sh\nexit 101\n' >"$policy" && chmod +x "$policy" && made_policy=1
   fi
-  [ -n "$apt_updated" ] || { apt-get update -q && apt_updated=1; }
-  apt-get install -y -q --no-install-recommends "$pkg"
+  local status=0
+  if [ -z "$apt_updated" ]; then
+    apt-get update -q && apt_updated=1 || status=$?
+  fi
+  [ "$status" != 0 ] || apt-get install -y -q --no-install-recommends "$pkg" || status=$?
   [ -z "$made_policy" ] || rm -f "$policy"
+  return "$status"
 }
 
 # need COMMAND PACKAGE: COMMAND is on PATH, installed from PACKAGE under CI as root.
