@@ -39,7 +39,7 @@ need() {
   command -v "$1" >/dev/null 2>&1 && return 0
   if [ "${CI:-}" = true ] && [ "$(id -u)" = 0 ]; then
     say "installing $2 (for $1)"
-    install_debian "$2"
+    install_debian "$2" || fail "apt-get could not install $2"
     command -v "$1" >/dev/null 2>&1 && return 0
   fi
   fail "$1 is missing: install Debian's $2 package (run as root with CI=true to have it installed)"
