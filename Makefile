@@ -51,3 +51,14 @@ lint:
 
 fmt:
 	gofmt -w .
+
+# The static binary deploy/Dockerfile ships (CGO_ENABLED=0, same script and flags), checked
+# static and run (`retention version`): CI's stand-in for a Docker build.
+.PHONY: static deploy-check
+static:
+	bash deploy/check.sh static
+
+# Every deployment check: promtool on the alert rules, the static build, systemd-analyze
+# on the unit. Installs promtool/systemd-analyze from Debian when root with CI=true.
+deploy-check:
+	bash deploy/check.sh
