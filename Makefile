@@ -30,7 +30,8 @@ test:
 # testdata/fuzz/ and then runs with every `go test`. Add a target as "package:FuzzName".
 FUZZTIME    ?= 10s
 FUZZ_TARGETS = ./cmd/node:FuzzParseDuration ./cmd/node:FuzzParseConfig \
-               ./passes:FuzzPostgresDSN ./passes:FuzzDSNPassword
+               ./passes:FuzzPostgresDSN ./passes:FuzzDSNPassword \
+               ./passes:FuzzCheckWhere ./passes:FuzzIdentifier ./passes:FuzzFilter
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; name=$${t##*:}; \
