@@ -65,8 +65,8 @@ func (d *drainer) after(ctx context.Context, e actors.SweepDone) verdict {
 	case actors.BatchLimit:
 		st.stalled, st.wait = time.Time{}, 0
 		return verdict{again: true}
-	case actors.Drained, actors.Contended, actors.Cancelled:
-	default: // failed or stopped: the summary says so
+	case actors.Drained, actors.Contended, actors.Cancelled, actors.Failed:
+	default: // stopped: the summary says so
 		return verdict{}
 	}
 	left, err := d.count(ctx, e.Name, e.Cutoff)
@@ -76,6 +76,9 @@ func (d *drainer) after(ctx context.Context, e actors.SweepDone) verdict {
 	st.left, st.why = left, leftBecause(e)
 	if left == 0 {
 		return verdict{}
+	}
+	if e.Reason == actors.Failed { // the summary names the failure; this says what it left
+		return verdict{err: st.gaveUp(e.Name, "")}
 	}
 	if left <= e.Skipped {
 		return verdict{err: st.gaveUp(e.Name, "")} // each was tried and failed; a retry fails alike
@@ -105,6 +108,8 @@ func leftBecause(e actors.SweepDone) string {
 		why = append(why, "locked by other transactions")
 	case actors.Cancelled:
 		why = append(why, "its batches time out: see batch_timeout")
+	case actors.Failed:
+		why = append(why, "the sweep failed")
 	default:
 		why = append(why, "the sweep passed them over: locked by other transactions, or written during it")
 	}

@@ -68,7 +68,9 @@ func TestDrainVerdicts(t *testing.T) {
 		{"drained with rows passed over", actors.SweepDone{Reason: actors.Drained}, 3, true, ""},
 		{"cancelled with rows left", actors.SweepDone{Reason: actors.Cancelled}, 3, true, ""},
 		{"only skipped rows left", actors.SweepDone{Reason: actors.Drained, Skipped: 2}, 2, false, "2 could not be deleted"},
-		{"failed: the summary says so", actors.SweepDone{Reason: actors.Failed}, 9, false, ""},
+		{"failed: says what it left", actors.SweepDone{Reason: actors.Failed}, 9, false, "9 expired rows left (the sweep failed)"},
+		{"failed with nothing left", actors.SweepDone{Reason: actors.Failed}, 0, false, ""},
+		{"stopped: the summary says so", actors.SweepDone{Reason: actors.Stopped}, 9, false, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -217,10 +217,10 @@ func printSummary(o *options, names []string, totals map[string]*sweepTotals) er
 	for _, name := range names {
 		t := totals[name]
 		fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%d\t%v\t%s\n", name, t.rows, t.skipped, t.batches, t.sweeps, t.duration.Round(time.Millisecond), t.reason)
-		switch {
-		case t.reason == actors.Failed && t.failed != nil:
+		if t.reason == actors.Failed && t.failed != nil {
 			failed = append(failed, namedOnce(name, t.failed))
-		case t.left != nil:
+		}
+		if t.left != nil {
 			left = append(left, t.left.Error())
 		}
 	}
