@@ -27,7 +27,7 @@ What the log below shows within a minute (Ctrl-C stops the node gracefully):
   stagger    each pass starts at its own offset within 5s ("pass started" offset=)
   pacing     audit-log deletes 5,000 rows a batch, 200ms apart ("sweep done" batches= duration=)
   bound      its first sweep stops after 20 batches (reason=batch_limit work_remains=true);
-             the next, 30s later, continues where it stopped (reason=drained)
+             the next, 15s later, continues where it stopped (reason=drained)
   children   attachments go with their row, reviews are detached, legal holds keep theirs
   held rows  rows 50003 and 120011 cannot go: export_job, a table the pass does not list,
              references them; the sweep sets each aside by key and carries on
