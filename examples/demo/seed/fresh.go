@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
 	"os"
 	"time"
 
@@ -49,6 +50,19 @@ func checkDemo(ctx context.Context, path string) error {
 		return fmt.Errorf("%s exists and is not a demo database (no export_job table), so it is left alone; give -db another path", path)
 	}
 	return nil
+}
+
+// checkNoNode returns an error when something listens on the demo's admin address:
+// most likely the node of another make run, whose database a reseed would pull away
+// from under it (and whose port the new node could not take anyway).
+func checkNoNode(ctx context.Context, addr string) error {
+	d := net.Dialer{Timeout: time.Second}
+	conn, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil
+	}
+	conn.Close()
+	return fmt.Errorf("something already listens on %s, the demo's admin address (another make run?): stop it, or give RETENTION_DEMO_ADMIN another address; the demo database is left as it is", addr)
 }
 
 // removeDB removes a SQLite database and the files SQLite keeps beside it.

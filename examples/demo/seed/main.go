@@ -23,6 +23,10 @@ func main() {
 		fmt.Fprintln(os.Stderr, "seed: -rows: want at least 150000: the story needs a sweep that stops at its bound and the rows an unlisted table references")
 		os.Exit(2)
 	}
+	if err := checkNoNode(context.Background(), *admin); err != nil {
+		fmt.Fprintln(os.Stderr, "seed:", err)
+		os.Exit(1)
+	}
 	start := time.Now()
 	if err := reseed(context.Background(), *path, *rows, start.UTC()); err != nil {
 		fmt.Fprintln(os.Stderr, "seed:", err)
