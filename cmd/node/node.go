@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -115,9 +116,12 @@ func (n *node) migrate(ctx context.Context) error {
 	if n.ledger == nil || !boolOr(n.cfg.Ledger.Migrate, true) {
 		return nil
 	}
-	applied, err := ledger.Migrate(ctx, n.db, n.cfg.LedgerPrefix())
-	for _, m := range applied {
-		n.log.WithField("migration", m).Info("ledger migrated")
+	m, err := ledger.MigrateTables(ctx, n.db, n.cfg.LedgerPrefix())
+	if msg := "upgraded the ledger tables"; len(m.Applied) > 0 {
+		if len(m.Created) > 0 {
+			msg = "created the ledger tables in the database"
+		}
+		n.log.WithFields(logrus.Fields{"tables": strings.Join(m.Created, " "), "migrations": strings.Join(m.Applied, " ")}).Info(msg)
 	}
 	return err
 }
