@@ -29,8 +29,10 @@ import (
 //
 // A batch whose transaction fails on a constraint (an unlisted table still referencing a
 // row, say) is bisected: each half is retried on its own until the offending rows are
-// isolated; each is reported with ReportSkipped and left for the next sweep, and the
-// others are deleted.
+// isolated; each is reported with ReportSkipped (as a *RowError naming the constraint
+// and the referencing table when the database does) and left in place, and the others
+// are deleted. With a Quarantine (WithQuarantine) such a row is remembered across
+// sweeps: reported once, when it enters, and tried again only when its backoff is over.
 type Table struct {
 	db       *bun.DB
 	name     string
@@ -39,6 +41,8 @@ type Table struct {
 	children []*childNode // deepest first
 	blockers []*childNode // direct children with on_delete: block
 	postgres bool
+	// quarantine remembers the rows whose delete fails on its own; nil: none.
+	quarantine Quarantine
 }
 
 // NewTable validates spec (every problem at once, naming the pass and the field) and
@@ -58,6 +62,14 @@ func NewTable(db *bun.DB, name string, spec TableSpec) (*Table, error) {
 		}
 	}
 	return t, nil
+}
+
+// WithQuarantine returns a copy of the pass that keeps the rows whose delete fails on
+// its own in q (see Quarantine) instead of retrying them at full cost every sweep.
+func (t *Table) WithQuarantine(q Quarantine) *Table {
+	c := *t
+	c.quarantine = q
+	return &c
 }
 
 // Name returns the pass's name.

@@ -23,41 +23,58 @@ func (s *tableSweep) bisectNext(ctx context.Context, db bun.IDB, batchSize int, 
 	for i, c := range cands {
 		keys[i] = c.key
 	}
-	deleted, skipped, err := t.deleteOrBisect(ctx, db, keys, cut, s.layout)
-	s.skipped = append(s.skipped, skipped...)
-	if err == nil && deleted+len(skipped) < batchSize {
+	b := &bisection{}
+	err = s.deleteOrBisect(ctx, db, keys, cut, b)
+	s.skipped = append(s.skipped, b.skipped...)
+	s.deletedKeys(ctx, b.deleted)
+	if err == nil && len(b.deleted)+len(b.skipped) < batchSize {
 		s.passedOver(ctx, db, cut)
 	}
-	return deleted, err
+	if b.unreported > 0 && len(b.deleted)+len(b.skipped) >= batchSize {
+		// Rows that stayed in quarantine are not reported, so the batch would look short.
+		ReportMoreWaiting(ctx)
+	}
+	return len(b.deleted), err
+}
+
+// bisection is what one bisected batch did: the keys it deleted, the keys it skipped,
+// and how many of those it did not report (rows already in quarantine).
+type bisection struct {
+	deleted    [][]any
+	skipped    [][]any
+	unreported int
 }
 
 // deleteOrBisect deletes keys in one transaction; when that fails on a constraint, it
-// splits the keys and tries each half, down to single rows, which it skips (and
-// returns).
-func (t *Table) deleteOrBisect(ctx context.Context, db bun.IDB, keys [][]any, cut cutoff, lay *tableLayout) (deleted int, skipped [][]any, err error) {
+// splits the keys and tries each half, down to single rows, which it skips (see
+// rowFailed).
+func (s *tableSweep) deleteOrBisect(ctx context.Context, db bun.IDB, keys [][]any, cut cutoff, b *bisection) error {
+	t := s.t
 	if len(keys) == 0 {
-		return 0, nil, nil
+		return nil
 	}
-	n, err := t.deleteKeys(ctx, db, keys, cut, lay)
+	deleted, err := t.deleteKeys(ctx, db, keys, cut, s.layout)
 	if err == nil {
-		return n, nil, nil
+		b.deleted = append(b.deleted, deleted...)
+		return nil
 	}
 	if !IsRowSpecific(err) || ctx.Err() != nil {
-		return 0, nil, fmt.Errorf("pass %q: delete batch: %w", t.name, err)
+		return fmt.Errorf("pass %q: delete batch: %w", t.name, err)
 	}
 	if len(keys) == 1 {
-		ReportSkipped(ctx, t.reportedKey(keys[0]), err)
-		return 0, keys, nil
+		b.skipped = append(b.skipped, keys[0])
+		if !s.rowFailed(ctx, keys[0], err) {
+			b.unreported++
+		}
+		return nil
 	}
 	mid := len(keys) / 2
 	for _, half := range [][][]any{keys[:mid], keys[mid:]} {
-		d, s, err := t.deleteOrBisect(ctx, db, half, cut, lay)
-		deleted, skipped = deleted+d, append(skipped, s...)
-		if err != nil {
-			return deleted, skipped, err
+		if err := s.deleteOrBisect(ctx, db, half, cut, b); err != nil {
+			return err
 		}
 	}
-	return deleted, skipped, nil
+	return nil
 }
 
 // reportedKey is how a skipped row's key is reported: the value of a one-column key,
@@ -70,7 +87,8 @@ func (t *Table) reportedKey(key []any) any {
 }
 
 // IsRowSpecific reports whether err is a failure that some rows of a batch cause and
-// others do not (an integrity constraint, or a deadlock or serialization failure that
+// others do not (an integrity constraint, an exception a trigger raised, or a deadlock
+// or serialization failure that
 // outlived the retries), so bisection can isolate them. Anything else (a lost
 // connection, a missing table, a timeout) would fail every half alike and goes to
 // supervision instead.
@@ -78,16 +96,16 @@ func IsRowSpecific(err error) bool {
 	var pgErr pgdriver.Error
 	if errors.As(err, &pgErr) {
 		code := pgErr.Field('C')
-		return strings.HasPrefix(code, "23") || code == "40001" || code == "40P01"
+		return strings.HasPrefix(code, "23") || code == "P0001" || code == "40001" || code == "40P01"
 	}
 	msg := err.Error()
 	return strings.Contains(msg, "constraint failed") || strings.Contains(msg, "SQLITE_CONSTRAINT")
 }
 
-// deleteKeys deletes exactly keys (those still eligible) in one transaction: bisection
-// runs each part through it.
-func (t *Table) deleteKeys(ctx context.Context, db bun.IDB, keys [][]any, cut cutoff, lay *tableLayout) (int, error) {
-	var deleted int
+// deleteKeys deletes exactly keys (those still eligible) in one transaction and returns
+// those it deleted: bisection runs each part through it.
+func (t *Table) deleteKeys(ctx context.Context, db bun.IDB, keys [][]any, cut cutoff, lay *tableLayout) ([][]any, error) {
+	var deleted [][]any
 	err := TxUnitOfWork{DB: db}.Execute(ctx, func(ctx context.Context) error {
 		tx := DB(ctx, db)
 		if err := t.setStatementTimeout(ctx, tx); err != nil {
@@ -95,13 +113,13 @@ func (t *Table) deleteKeys(ctx context.Context, db bun.IDB, keys [][]any, cut cu
 		}
 		locked, err := t.lock(ctx, tx, keys, cut, lay)
 		if err != nil || len(locked) == 0 {
-			deleted = 0
+			deleted = nil
 			return err
 		}
 		if err := t.deleteLocked(ctx, tx, locked); err != nil {
 			return err
 		}
-		deleted = len(locked)
+		deleted = locked
 		return nil
 	})
 	return deleted, err

@@ -17,8 +17,12 @@ type tableSweep struct {
 	layout  *tableLayout // read before the first batch
 	skipped [][]any      // keys bisection skipped in this sweep
 	exclude [][]any      // skipped keys left out after a rewind to the start
-	pg      *bun.Conn    // PostgreSQL: one connection for the sweep
-	pid     int          // its backend, to cancel a statement with
+	// The quarantine as the sweep's first batch read it (see loadQuarantine).
+	quarantineRead bool
+	held           [][]any         // quarantined keys not yet due: left out
+	due            map[string]bool // quarantined keys (KeyText) due for another try
+	pg             *bun.Conn       // PostgreSQL: one connection for the sweep
+	pid            int             // its backend, to cancel a statement with
 }
 
 // conn returns what the batch runs on. On PostgreSQL that is one connection held for the
@@ -91,6 +95,11 @@ func (s *tableSweep) PurgeBatch(ctx context.Context, batchSize int, olderThan ti
 		}
 	}
 	cut := t.cutoff(olderThan, s.layout)
+	if !s.quarantineRead {
+		if err := s.loadQuarantine(ctx, db, cut); err != nil {
+			return 0, err
+		}
+	}
 	stop := s.cancelOnDone(ctx)
 	defer stop()
 	var deleted []candidate
@@ -101,6 +110,7 @@ func (s *tableSweep) PurgeBatch(ctx context.Context, batchSize int, olderThan ti
 	}
 	if err == nil {
 		s.advance(deleted, t.postgres || !t.singleStatement())
+		s.deletedKeys(ctx, candidateKeys(deleted))
 		if len(deleted) < batchSize {
 			s.passedOver(ctx, db, cut)
 		}
@@ -151,13 +161,24 @@ func (t *Table) candidates(ctx context.Context, db bun.IDB, n int, cut cutoff, p
 }
 
 // position is where a sweep's next batch starts: after the cursor, leaving out the
-// keys it already skipped when it went back to the start (see passedOver).
+// keys it already skipped when it went back to the start (see passedOver) and the
+// quarantined keys not yet due.
 type position struct {
 	after   *candidate
 	exclude [][]any
 }
 
-func (s *tableSweep) position() position { return position{after: s.cursor, exclude: s.exclude} }
+func (s *tableSweep) position() position {
+	return position{after: s.cursor, exclude: s.excluded(s.exclude)}
+}
+
+func candidateKeys(cands []candidate) [][]any {
+	keys := make([][]any, len(cands))
+	for i, c := range cands {
+		keys[i] = c.key
+	}
+	return keys
+}
 
 // nextQuery selects (without columns) the next n eligible rows after the position.
 func (t *Table) nextQuery(db bun.IDB, n int, cut cutoff, pos position) *bun.SelectQuery {
