@@ -183,3 +183,30 @@ func TestTableQuarantineReleasesVanishedRows(t *testing.T) {
 		}
 	})
 }
+
+// TestTableQuarantineTrigger: a row a trigger refuses to delete is quarantined like a
+// referenced one, and the other rows are deleted.
+func TestTableQuarantineTrigger(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		f := newFixture(t, db, passes.TimestampNative)
+		for id := 1; id <= 5; id++ {
+			f.log(id, cutoffT.Add(-time.Hour), "done")
+		}
+		if db.Dialect().Name() == dialect.PG {
+			f.exec(`CREATE FUNCTION {p}refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'row % is kept', OLD.id; END $$`)
+			f.exec(`CREATE TRIGGER {p}keep BEFORE DELETE ON {p}audit_log FOR EACH ROW WHEN (OLD.id = 3) EXECUTE FUNCTION {p}refuse()`)
+			t.Cleanup(func() { _, _ = db.ExecContext(context.Background(), "DROP FUNCTION IF EXISTS "+f.p+"refuse CASCADE") })
+		} else {
+			f.exec(`CREATE TRIGGER {p}keep BEFORE DELETE ON {p}audit_log FOR EACH ROW WHEN OLD.id = 3 BEGIN SELECT RAISE(ABORT, 'row 3 is kept'); END`)
+		}
+		l := quarantineLedger(t, db)
+		spec := f.spec()
+		spec.Children = nil
+		tbl := f.table(spec).WithQuarantine(l.Quarantine(nil).WithClock(clock.NewManual(time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC))))
+		deleted, errs := quarantineSweep(t, tbl, 10)
+		rows := quarantined(t, l)
+		if deleted != 4 || len(errs) != 1 || len(rows) != 1 || rows[0].Key != "[3]" || !strings.Contains(rows[0].Error, "kept") {
+			t.Fatalf("deleted %d, skipped %v, quarantine %+v; want 4 deleted and row 3 quarantined with the trigger's message", deleted, errs, rows)
+		}
+	})
+}
