@@ -250,7 +250,7 @@ func (s *tableSweep) rowFailed(ctx context.Context, key []any, err error) bool {
 		return true
 	}
 	if entered {
-		ReportSkipped(ctx, t.reportedKey(key), rerr)
+		ReportSkipped(ctx, t.reportedKey(key), fmt.Errorf("entered quarantine: %w", rerr))
 	}
 	return entered
 }

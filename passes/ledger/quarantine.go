@@ -249,4 +249,3 @@ func shortError(err error) string {
 	}
 	return s[:cut] + "…"
 }
-
