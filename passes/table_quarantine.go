@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/driver/pgdriver"
@@ -89,15 +90,26 @@ func (e *RowError) Error() string {
 func (e *RowError) Unwrap() error { return e.Err }
 
 // KeyText writes a key as canonical JSON, one array element per key column ([42],
-// ["eu", 7]): the form the quarantine stores and `quarantine release` takes. Bytes are
-// base64, times RFC 3339.
+// ["eu",7]): the form the quarantine stores and `quarantine release` takes. Bytes are
+// base64; times are written in UTC as bun writes them into a statement
+// ("2006-01-02 15:04:05.999999+00:00"), so the text read back compares equal to the
+// column on both databases (SQLite keeps such a key as that text).
 func KeyText(key []any) string {
-	b, err := json.Marshal(key)
+	vals := slices.Clone(key)
+	for i, v := range vals {
+		if tm, ok := v.(time.Time); ok {
+			vals[i] = tm.UTC().Format(keyTimeLayout)
+		}
+	}
+	b, err := json.Marshal(vals)
 	if err != nil {
 		return fmt.Sprint(key)
 	}
 	return string(b)
 }
+
+// keyTimeLayout is how bun writes a time into a statement.
+const keyTimeLayout = "2006-01-02 15:04:05.999999-07:00"
 
 // quarantinable reports whether err, the failure of one row's delete, is the row's own
 // (an integrity constraint, a trigger that raised) rather than a deadlock or
