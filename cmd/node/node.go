@@ -67,6 +67,9 @@ func openNode(ctx context.Context, path string, log *logrus.Logger, existing boo
 		return nil, shown
 	}
 	n := &node{cfg: cfg, db: db, log: log}
+	if cfg.LedgerEnabled() {
+		n.ledger, _ = ledger.New(db, cfg.LedgerPrefix())
+	}
 	for _, p := range cfg.Passes {
 		opts, spec, _ := p.build() // validated above
 		tbl, err := passes.NewTable(db, p.Name, spec)
@@ -74,11 +77,11 @@ func openNode(ctx context.Context, path string, log *logrus.Logger, existing boo
 			db.Close()
 			return nil, badConfig(err)
 		}
+		if n.ledger != nil { // rows whose delete fails on their own wait in the ledger's quarantine
+			tbl = tbl.WithQuarantine(n.ledger.Quarantine(map[string]time.Duration{p.Name: opts.EffectiveInterval()}).WithWarnings(func(w string) { log.Warn(w) }))
+		}
 		n.tables = append(n.tables, tbl)
 		n.regs = append(n.regs, tbl.Registration(opts))
-	}
-	if cfg.LedgerEnabled() {
-		n.ledger, _ = ledger.New(db, cfg.LedgerPrefix())
 	}
 	n.plan, _ = cfg.cleanupPlan()
 	return n, nil
