@@ -116,6 +116,7 @@ func (n *node) sweep(ctx context.Context, only []string, drain bool, retry time.
 	}
 	events := make(chan actors.Event, 1024)
 	show := n.newProgress(ctx, o.stdout, progressMode, idx)
+	defer show.stop() // on an early return: the bars end, the log gets its output back
 	if err := n.join(ctx); err != nil {
 		return err
 	}
