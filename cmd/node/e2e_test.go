@@ -254,3 +254,9 @@ func metricValue(t *testing.T, get func(string) (int, string), series string) fl
 	t.Fatalf("/metrics has no %s:\n%.2000s", series, body)
 	return 0
 }
+
+// seed0 writes one expired 'done' audit row with the given id.
+func (e *env) seed0(id int) {
+	e.t.Helper()
+	e.exec(fmt.Sprintf("INSERT INTO %saudit_log (id, occurred_at, state) VALUES (%d, %d, 'done')", e.prefix, id, time.Now().Add(-40*24*time.Hour).Unix()))
+}
