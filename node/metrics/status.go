@@ -42,6 +42,10 @@ func (c *statusCollector) Collect(ch chan<- prometheus.Metric) {
 		inUse += s.InUse
 	}
 	ch <- prometheus.MustNewConstMetric(c.slots, prometheus.GaugeValue, float64(inUse))
+	byName := map[string]actors.PassStatus{}
+	for _, p := range st.Passes {
+		byName[p.Name] = p
+	}
 	for _, r := range c.rt.Registrations() {
 		retention := 0.0
 		if r.Options.RetentionPeriod != nil {
@@ -49,18 +53,27 @@ func (c *statusCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		ch <- prometheus.MustNewConstMetric(c.retention, prometheus.GaugeValue, retention, r.Name)
 		ch <- prometheus.MustNewConstMetric(c.interval, prometheus.GaugeValue, r.Options.EffectiveInterval().Seconds(), r.Name)
+		// Before Start the status lists no pass: a pass with no status yet is healthy.
+		p, ok := byName[r.Name]
+		if !ok {
+			p = actors.PassStatus{Name: r.Name}
+		}
+		c.degradedSamples(ch, p)
 	}
-	for _, p := range st.Passes {
-		now := map[health.Reason]bool{}
-		for _, pr := range health.PassProblems(p, c.threshold) {
-			now[pr.Reason] = true
+}
+
+// degradedSamples sends retention_pass_degraded for every reason, 1 for the reasons the
+// pass is degraded for now.
+func (c *statusCollector) degradedSamples(ch chan<- prometheus.Metric, p actors.PassStatus) {
+	now := map[health.Reason]bool{}
+	for _, pr := range health.PassProblems(p, c.threshold) {
+		now[pr.Reason] = true
+	}
+	for _, r := range health.Reasons() {
+		v := 0.0
+		if now[r] {
+			v = 1
 		}
-		for _, r := range health.Reasons() {
-			v := 0.0
-			if now[r] {
-				v = 1
-			}
-			ch <- prometheus.MustNewConstMetric(c.degraded, prometheus.GaugeValue, v, p.Name, string(r))
-		}
+		ch <- prometheus.MustNewConstMetric(c.degraded, prometheus.GaugeValue, v, p.Name, string(r))
 	}
 }
