@@ -60,8 +60,10 @@ func run(ctx context.Context, out io.Writer, dbPath string, inspect func(addr st
 	m := metrics.NewObserver()
 	quiet := logrus.New()
 	quiet.SetOutput(io.Discard)
+	// Observers hear each event in this order: the metrics and the ledger have a sweep
+	// by the time the service's actor is told of it.
 	rt := actors.New(actors.Config{System: system, Logger: quiet, Observers: []actors.Observer{
-		actors.ActorObserver(system, watcher), &actors.LedgerObserver{Ledger: runs}, m,
+		m, &actors.LedgerObserver{Ledger: runs}, actors.ActorObserver(system, watcher),
 	}})
 	cacheOpts := passes.DefaultOptions()
 	cacheOpts.RetentionPeriod, cacheOpts.BatchSize, cacheOpts.MaxStartupStagger = passes.Retain(2*time.Hour), 50, 0
