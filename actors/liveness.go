@@ -22,7 +22,8 @@ var ErrNotRunning = errors.New("the runtime is not running")
 
 // Ping is a liveness check: it sends every pass actor that is meant to be running (not
 // stopped by supervision, which is readiness's business) a message and waits for its
-// answer, within ctx. An error names the first pass that did not answer.
+// answer, all within ctx's deadline (5s per pass without one). An error names the first
+// pass that did not answer.
 func (r *Runtime) Ping(ctx context.Context) error {
 	r.mu.Lock()
 	system, running := r.system, r.started && !r.stopped
@@ -31,21 +32,21 @@ func (r *Runtime) Ping(ctx context.Context) error {
 	if !running || system == nil {
 		return ErrNotRunning
 	}
-	timeout := 5 * time.Second
-	if dl, ok := ctx.Deadline(); ok {
-		timeout = time.Until(dl)
-	}
-	if timeout <= 0 {
-		return ctx.Err()
-	}
 	for _, c := range cells {
 		pid := c.pid.Load()
 		if _, degraded := c.gaveUpWith(); degraded || pid == nil {
 			continue
 		}
+		timeout := 5 * time.Second // each pass's bound when ctx has no deadline
+		if dl, ok := ctx.Deadline(); ok {
+			timeout = time.Until(dl) // what is left of it, so the whole check stays within ctx
+		}
+		if timeout <= 0 {
+			return fmt.Errorf("pass %q not asked: %w", c.reg.Name, context.DeadlineExceeded)
+		}
 		res, err := system.Root.RequestFuture(pid, &ping{}, timeout).Result()
 		if err != nil {
-			return fmt.Errorf("pass %q did not answer within %v: %w", c.reg.Name, timeout, err)
+			return fmt.Errorf("pass %q did not answer within %v: %w", c.reg.Name, timeout.Round(time.Millisecond), err)
 		}
 		if _, ok := res.(*pong); !ok {
 			return fmt.Errorf("pass %q answered %T", c.reg.Name, res)

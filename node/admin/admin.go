@@ -30,7 +30,8 @@ type Config struct {
 	// ReadyAfterFailures is how many failed sweeps in a row make a pass degraded on
 	// /readyz (config.DefaultReadyAfterFailures in the node); below 1 counts as 1.
 	ReadyAfterFailures int
-	// LivenessTimeout bounds /healthz's round trip to the actors (default 5s).
+	// LivenessTimeout bounds /healthz's round trip to the actors (default 3s, so the
+	// answer, with its reason, comes within a probe's usual 5s timeout).
 	LivenessTimeout time.Duration
 }
 
@@ -45,7 +46,7 @@ type Handler struct {
 // New returns the handler for cfg.
 func New(cfg Config) *Handler {
 	if cfg.LivenessTimeout <= 0 {
-		cfg.LivenessTimeout = 5 * time.Second
+		cfg.LivenessTimeout = 3 * time.Second
 	}
 	h := &Handler{cfg: cfg, mux: http.NewServeMux()}
 	h.mux.HandleFunc("GET /healthz", h.healthz)

@@ -3,27 +3,34 @@ package admin
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 
+	"github.com/retentionkit/retention/actors"
 	"github.com/retentionkit/retention/node/health"
 )
 
 // liveness is /healthz's JSON body.
 type liveness struct {
-	Status string `json:"status"` // ok or unresponsive
+	Status string `json:"status"` // ok, stopping or unresponsive
 	Error  string `json:"error,omitempty"`
 }
 
 // healthz is liveness: 200 while the process and its pass actors answer a round trip
 // within LivenessTimeout, 503 when one does not (a restart is what helps then). Before
-// the runtime starts, and for passes supervision stopped, there is nothing to ask:
-// those are readiness's business, so a stuck pass never gets the process killed.
+// the runtime starts there is nothing to ask, and while it stops (in-flight batches
+// finishing within the grace period) it answers "stopping" with 200, so a probe never
+// kills a node mid-shutdown. Passes supervision stopped are readiness's business, so a
+// stuck pass never gets the process killed.
 func (h *Handler) healthz(w http.ResponseWriter, r *http.Request) {
 	body, code := liveness{Status: "ok"}, http.StatusOK
 	if h.ready.Load() {
 		ctx, cancel := context.WithTimeout(r.Context(), h.cfg.LivenessTimeout)
 		defer cancel()
-		if err := h.cfg.Runtime.Ping(ctx); err != nil {
+		switch err := h.cfg.Runtime.Ping(ctx); {
+		case errors.Is(err, actors.ErrNotRunning):
+			body.Status = "stopping" // finishing its batches within the grace period: alive
+		case err != nil:
 			body, code = liveness{Status: "unresponsive", Error: err.Error()}, http.StatusServiceUnavailable
 		}
 	}
