@@ -21,9 +21,9 @@ type Info struct {
 	GoVersion string // the Go toolchain, e.g. go1.26.8
 }
 
-// LabelNames are the label names of the retention_build_info metric, in the
+// LabelNames returns the label names of the retention_build_info metric, in the
 // order LabelValues returns their values.
-var LabelNames = []string{"version", "revision", "goversion"}
+func LabelNames() []string { return []string{"version", "revision", "goversion"} }
 
 // Read reads the build information the Go toolchain embedded in this binary.
 // A binary built without it (rare: only some exotic build modes) reports "(devel)" and
@@ -74,9 +74,10 @@ func (b Info) LabelValues() []string {
 
 // Labels are the same labels as a map, for prometheus.Opts.ConstLabels.
 func (b Info) Labels() map[string]string {
-	labels := make(map[string]string, len(LabelNames))
+	names := LabelNames()
+	labels := make(map[string]string, len(names))
 	for i, v := range b.LabelValues() {
-		labels[LabelNames[i]] = v
+		labels[names[i]] = v
 	}
 	return labels
 }
