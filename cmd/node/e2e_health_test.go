@@ -192,6 +192,9 @@ func TestReadyzDegradesAfterNFailedSweepsAndRecovers(t *testing.T) {
 	if v := metricValue(t, get, `retention_pass_degraded{pass="audit-log",reason="failing_sweeps"}`); v != 1 {
 		t.Fatalf("retention_pass_degraded{reason=failing_sweeps} while degraded = %v", v)
 	}
+	if v := metricValue(t, get, `retention_consecutive_failures{pass="audit-log"}`); v < 2 {
+		t.Fatalf("retention_consecutive_failures while degraded = %v, want at least 2", v)
+	}
 
 	e.exec("UPDATE " + e.prefix + "pace SET s = 0")
 	waitFor(t, "/readyz to answer 200 after a good sweep", func() bool {
@@ -203,6 +206,9 @@ func TestReadyzDegradesAfterNFailedSweepsAndRecovers(t *testing.T) {
 	}
 	if v := metricValue(t, get, `retention_pass_degraded{pass="audit-log",reason="failing_sweeps"}`); v != 0 {
 		t.Fatalf("retention_pass_degraded{reason=failing_sweeps} after recovery = %v", v)
+	}
+	if v := metricValue(t, get, `retention_consecutive_failures{pass="audit-log"}`); v != 0 {
+		t.Fatalf("retention_consecutive_failures after recovery = %v", v)
 	}
 	stopRun(t, n)
 }

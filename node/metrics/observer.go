@@ -17,7 +17,6 @@ type Observer struct {
 	failures, restarts     *prometheus.CounterVec
 	batchSeconds           *prometheus.HistogramVec
 	lastSuccess            *prometheus.GaugeVec
-	consecutiveFailures    *prometheus.GaugeVec
 	drift                  *prometheus.GaugeVec
 }
 
@@ -25,22 +24,21 @@ type Observer struct {
 func NewObserver() *Observer {
 	pass := []string{"pass"}
 	return &Observer{
-		rows:                prometheus.NewCounterVec(prometheus.CounterOpts{Name: "retention_rows_deleted_total", Help: "Rows deleted."}, pass),
-		skipped:             prometheus.NewCounterVec(prometheus.CounterOpts{Name: "retention_rows_skipped_total", Help: "Rows left in place because deleting them failed."}, pass),
-		batches:             prometheus.NewCounterVec(prometheus.CounterOpts{Name: "retention_batches_total", Help: "Batches run."}, pass),
-		sweeps:              prometheus.NewCounterVec(prometheus.CounterOpts{Name: "retention_sweeps_total", Help: "Sweeps ended, by outcome."}, []string{"pass", "reason"}),
-		failures:            prometheus.NewCounterVec(prometheus.CounterOpts{Name: "retention_failures_total", Help: "Sweeps that failed."}, pass),
-		restarts:            prometheus.NewCounterVec(prometheus.CounterOpts{Name: "retention_restarts_total", Help: "Supervised restarts."}, pass),
-		batchSeconds:        prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "retention_batch_duration_seconds", Help: "Time one batch took.", Buckets: prometheus.ExponentialBuckets(0.001, 4, 10)}, pass),
-		lastSuccess:         prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "retention_last_success_timestamp_seconds", Help: "When the pass last finished a sweep that did not fail; 0 until its first."}, pass),
-		consecutiveFailures: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "retention_consecutive_failures", Help: "Failed sweeps since the last good one."}, pass),
-		drift:               prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "retention_configuration_drift", Help: "1 while the pass's last failure was a table or column missing, until a sweep succeeds."}, pass),
+		rows:         prometheus.NewCounterVec(prometheus.CounterOpts{Name: "retention_rows_deleted_total", Help: "Rows deleted."}, pass),
+		skipped:      prometheus.NewCounterVec(prometheus.CounterOpts{Name: "retention_rows_skipped_total", Help: "Rows left in place because deleting them failed."}, pass),
+		batches:      prometheus.NewCounterVec(prometheus.CounterOpts{Name: "retention_batches_total", Help: "Batches run."}, pass),
+		sweeps:       prometheus.NewCounterVec(prometheus.CounterOpts{Name: "retention_sweeps_total", Help: "Sweeps ended, by outcome."}, []string{"pass", "reason"}),
+		failures:     prometheus.NewCounterVec(prometheus.CounterOpts{Name: "retention_failures_total", Help: "Sweeps that failed."}, pass),
+		restarts:     prometheus.NewCounterVec(prometheus.CounterOpts{Name: "retention_restarts_total", Help: "Supervised restarts."}, pass),
+		batchSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "retention_batch_duration_seconds", Help: "Time one batch took.", Buckets: prometheus.ExponentialBuckets(0.001, 4, 10)}, pass),
+		lastSuccess:  prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "retention_last_success_timestamp_seconds", Help: "When the pass last finished a sweep that did not fail; 0 until its first."}, pass),
+		drift:        prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "retention_configuration_drift", Help: "1 while the pass's last failure was a table or column missing, until a sweep succeeds."}, pass),
 	}
 }
 
 // collectors are the observer's metrics, for registering.
 func (m *Observer) collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.rows, m.skipped, m.batches, m.sweeps, m.failures, m.restarts, m.batchSeconds, m.lastSuccess, m.consecutiveFailures, m.drift}
+	return []prometheus.Collector{m.rows, m.skipped, m.batches, m.sweeps, m.failures, m.restarts, m.batchSeconds, m.lastSuccess, m.drift}
 }
 
 // sweepReasons are the outcomes retention_sweeps_total shows from startup.
@@ -58,7 +56,7 @@ func (m *Observer) zero(pass string) {
 		m.sweeps.WithLabelValues(pass, string(r))
 	}
 	m.batchSeconds.WithLabelValues(pass)
-	for _, v := range []*prometheus.GaugeVec{m.lastSuccess, m.consecutiveFailures, m.drift} {
+	for _, v := range []*prometheus.GaugeVec{m.lastSuccess, m.drift} {
 		v.WithLabelValues(pass)
 	}
 }
@@ -77,12 +75,10 @@ func (m *Observer) Observe(e actors.Event) error {
 		m.sweeps.WithLabelValues(p, string(e.Reason)).Inc()
 		if e.Reason.Succeeded() {
 			m.lastSuccess.WithLabelValues(p).Set(float64(e.At.Unix()))
-			m.consecutiveFailures.WithLabelValues(p).Set(0)
 			m.drift.WithLabelValues(p).Set(0)
 		}
 	case actors.PassFailed:
 		m.failures.WithLabelValues(p).Inc()
-		m.consecutiveFailures.WithLabelValues(p).Inc()
 	case actors.PassRestarted:
 		m.restarts.WithLabelValues(p).Inc()
 		drift := 0.0

@@ -13,7 +13,7 @@ type statusCollector struct {
 	rt        *actors.Runtime
 	threshold int
 
-	slots, retention, interval, degraded *prometheus.Desc
+	slots, retention, interval, degraded, consecutive *prometheus.Desc
 }
 
 func newStatusCollector(rt *actors.Runtime, threshold int) *statusCollector {
@@ -24,12 +24,15 @@ func newStatusCollector(rt *actors.Runtime, threshold int) *statusCollector {
 		retention: prometheus.NewDesc("retention_pass_retention_seconds", "The pass's retention period; 0 for a disabled pass.", pass, nil),
 		interval:  prometheus.NewDesc("retention_pass_interval_seconds", "The pass's effective interval between sweeps.", pass, nil),
 		degraded:  prometheus.NewDesc("retention_pass_degraded", "1 while the pass makes the node degraded for reason, else 0.", []string{"pass", "reason"}, nil),
+		// From the status, not counted from events, so it reads what /readyz reads (a
+		// revived pass starts again from 0).
+		consecutive: prometheus.NewDesc("retention_consecutive_failures", "Failed sweeps since the last good one.", pass, nil),
 	}
 }
 
 // Describe sends the descriptions.
 func (c *statusCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.slots, c.retention, c.interval, c.degraded} {
+	for _, d := range []*prometheus.Desc{c.slots, c.retention, c.interval, c.degraded, c.consecutive} {
 		ch <- d
 	}
 }
@@ -58,6 +61,7 @@ func (c *statusCollector) Collect(ch chan<- prometheus.Metric) {
 		if !ok {
 			p = actors.PassStatus{Name: r.Name}
 		}
+		ch <- prometheus.MustNewConstMetric(c.consecutive, prometheus.GaugeValue, float64(p.ConsecutiveFailures), r.Name)
 		c.degradedSamples(ch, p)
 	}
 }
