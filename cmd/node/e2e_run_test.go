@@ -136,6 +136,14 @@ func TestASecondSignalCancelsAtOnce(t *testing.T) {
 	e.edit(path, "shutdown_grace: 10s", "shutdown_grace: 600s")
 	n := startRun(t, path)
 	n.waitLog(t, "sweep started", "audit-log")
+	// "sweep started" comes before the batch reaches the server; a signal in between
+	// would find nothing in flight. The server itself waits (up to 7.5 s, under the
+	// driver's read timeout) until the batch's statement runs.
+	e.exec(`DO $$ BEGIN FOR i IN 1..150 LOOP
+		EXIT WHEN EXISTS (SELECT 1 FROM pg_stat_activity WHERE state = 'active' AND datname = current_database() AND pid <> pg_backend_pid() AND query LIKE '%pg_sleep(600)%');
+		PERFORM pg_sleep(0.05);
+		PERFORM pg_stat_clear_snapshot(); -- a transaction sees one snapshot otherwise
+	END LOOP; END $$`)
 	_ = n.cmd.Process.Signal(syscall.SIGTERM)
 	n.waitLog(t, "stopping: in-flight batches finish within the grace period", "")
 	_ = n.cmd.Process.Signal(syscall.SIGTERM)
