@@ -6,7 +6,7 @@ GO        ?= go
 GOBIN     := $(shell $(GO) env GOPATH)/bin
 STATICCHECK_VERSION ?= v0.8.2
 
-.PHONY: build run test bench lint fmt
+.PHONY: build run test bench lint fmt chaos
 
 build:
 	$(GO) build ./...
@@ -24,6 +24,11 @@ run:
 # filtered down to failures, skips (so a skipped database shows) and package results.
 test:
 	$(GO) test -race -count=1 -v ./... 2>&1 | grep -Ev '^\s*(=== (RUN|PAUSE|CONT|NAME)|--- PASS)' 
+
+# The fault suite (docs/reliability.md): a PostgreSQL cluster of its own on a free port,
+# the node binary under faults. Needs root and PostgreSQL's server packages, as in CI.
+chaos:
+	$(GO) test -race -tags chaos -count=1 -v -timeout 9m ./chaos/
 
 # Benchmarks (no timed assertions anywhere else); results go to docs/benchmarks.md.
 bench:

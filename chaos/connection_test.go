@@ -1,0 +1,107 @@
+//go:build chaos
+
+package chaos
+
+import (
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestBackendsKilledMidBatch terminates every backend of the node (its sweep's
+// connection, the ledger's, the candidates') every 200 ms while `run` drains, until
+// three sweeps have failed; the node must recover and drain without a wrong or half
+// delete, and exit 0 on SIGTERM.
+func TestBackendsKilledMidBatch(t *testing.T) {
+	rec := the.results.begin(t, "pg_terminate_backend of every node backend every 200 ms until 3 sweeps failed, under `run`", "0 (SIGTERM)")
+	f := newFixture(t)
+	f.seed(1, 20000)
+	path := f.config(passOpts{batchDelay: "20ms"}, "", "")
+	n := start(t, "run", "--config", path)
+	n.waitFor("the first sweep", msg("sweep started", "events"))
+	stop := killBackends(t, f.name, 200*time.Millisecond)
+	for range 3 {
+		n.waitFor("a failed sweep", msg("sweep failed", "events"))
+	}
+	killed := stop()
+	n.waitFor("a drained sweep after the killing stopped", sweepDone("events", "drained"))
+	n.signal(syscall.SIGTERM)
+	if code := rec.exit(n.wait()); code != 0 {
+		t.Errorf("run exited %d after SIGTERM, want 0:\n%s", code, n.output())
+	}
+	f.reconnect()
+	g := f.afterRecovery(path)
+	rec.final(g)
+	t.Logf("%d backends killed; %+v", killed, g)
+	g.exact(t, "after the drain")
+	g.noRunInProgress(t, "after the node exited and recovery ran")
+	g.ledgerAtMost(t, "after the drain")
+}
+
+// TestServerRestartUnderRun crashes the server (immediate stop: no checkpoint, every
+// backend gone) while `run` is mid-drain and starts it again; the node must finish the
+// drain once the server is back and exit 0 on SIGTERM.
+func TestServerRestartUnderRun(t *testing.T) {
+	rec := the.results.begin(t, "server stopped -m immediate and started again mid-drain, under `run`", "0 (SIGTERM)")
+	f := newFixture(t)
+	f.seed(1, 20000)
+	before := f.eventsLeft()
+	path := f.config(passOpts{batchDelay: "20ms"}, "", "")
+	n := start(t, "run", "--config", path)
+	waitUntil(t, "2,000 rows deleted", func() bool { return f.eventsLeft() <= before-2000 })
+	if err := the.pg.crash(); err != nil {
+		t.Fatal(err)
+	}
+	n.waitFor("the failed sweep", msg("sweep failed", "events"))
+	if err := the.pg.start(); err != nil {
+		t.Fatal(err)
+	}
+	f.reconnect()
+	n.waitFor("a drained sweep after the restart", sweepDone("events", "drained"))
+	n.signal(syscall.SIGTERM)
+	if code := rec.exit(n.wait()); code != 0 {
+		t.Errorf("run exited %d after SIGTERM, want 0:\n%s", code, n.output())
+	}
+	g := f.afterRecovery(path)
+	rec.final(g)
+	g.exact(t, "after the drain")
+	g.noRunInProgress(t, "after the node exited and recovery ran")
+	g.ledgerAtMost(t, "after the drain")
+}
+
+// TestTinyStatementTimeout gives the pass a 1 ms statement timeout over a table whose
+// deletes take longer (a trigger sleeps 5 ms a row): no batch can commit. `sweep
+// --drain` must delete nothing and exit 1 naming the rows left; with the timeout
+// raised, a second drain deletes them all and exits 0.
+func TestTinyStatementTimeout(t *testing.T) {
+	rec := the.results.begin(t, "statement_timeout 1ms, every delete slower (trigger), `sweep --drain`; then 30s", "1, then 0")
+	f := newFixture(t)
+	f.seed(1, 1500)
+	f.exec(`CREATE FUNCTION chaos_slow() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN PERFORM pg_sleep(0.005); RETURN OLD; END $$`)
+	f.exec(`CREATE TRIGGER events_slow BEFORE DELETE ON events FOR EACH ROW EXECUTE FUNCTION chaos_slow()`)
+	held := f.hold(`SELECT id FROM chaos_expect WHERE goes`)
+
+	code, p := runToEnd(t, "sweep", "--drain", "--config", f.config(passOpts{batchSize: 100, statementTimeout: "1ms"}, "", ""))
+	rec.exit(code)
+	g := f.measure()
+	g.exact(t, "after the timed-out drain")
+	g.noRunInProgress(t, "after the timed-out drain")
+	if code != 1 || !strings.Contains(p.output(), strconv.Itoa(held)) {
+		t.Errorf("a drain that deleted %d of %d expired rows exited %d, want 1 naming the %d rows left:\n%s", g.deleted, held, code, held, p.output())
+	}
+
+	f.release()
+	path := f.config(passOpts{batchSize: 100}, "", "")
+	code, p = runToEnd(t, "sweep", "--drain", "--config", path)
+	if rec.exit(code) != 0 {
+		t.Errorf("the drain with a 30s timeout exited %d, want 0:\n%s", code, p.output())
+	}
+	g = f.measure()
+	rec.final(g)
+	g.exact(t, "after the second drain")
+	g.noRunInProgress(t, "after the second drain")
+	g.ledgerMatches(t, "after the second drain", g.deleted)
+}
