@@ -32,8 +32,10 @@ var serverSettings = []string{
 	"deadlock_timeout=100ms", "max_connections=200", "shared_buffers=64MB",
 }
 
-// createCluster creates and starts a cluster on a free port.
+// createCluster creates and starts a cluster on a free port, after removing what an
+// interrupted earlier run left behind.
 func createCluster() (*cluster, error) {
+	dropStaleClusters()
 	version, err := newestServer()
 	if err != nil {
 		return nil, err
@@ -56,6 +58,22 @@ func createCluster() (*cluster, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// dropStaleClusters drops the suite's clusters that are down: a run stopped by a
+// timeout or an interrupt never reached its own pg_dropcluster. A cluster that is up
+// may belong to a run in progress and is left alone.
+func dropStaleClusters() {
+	out, err := exec.Command("pg_lsclusters", "-h").Output()
+	if err != nil {
+		return
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 4 && strings.HasPrefix(f[1], "chaos_") && f[3] == "down" {
+			_ = exec.Command("pg_dropcluster", f[0], f[1]).Run()
+		}
+	}
 }
 
 // newestServer returns the newest PostgreSQL version whose server is installed.

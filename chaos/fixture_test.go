@@ -240,11 +240,11 @@ func (o passOpts) withDefaults() passOpts {
 	return o
 }
 
-// config writes a node configuration for the events pass (and any more passes and
-// top-level sections given) and returns its path.
-func (f *fixture) config(o passOpts, morePasses, top string) string {
+// config writes a node configuration for the events pass (and any more passes given,
+// and any more lines of the node section) and returns its path.
+func (f *fixture) config(o passOpts, morePasses, nodeLines string) string {
 	f.t.Helper()
-	return writeConfig(f.t, "postgres", f.dsn, eventsPass(o)+morePasses, top)
+	return writeConfig(f.t, "postgres", f.dsn, nodeLines, eventsPass(o)+morePasses)
 }
 
 // eventsPass is the YAML of the events pass with its children.
@@ -272,9 +272,11 @@ func eventsPass(o passOpts) string {
 `, o.batchSize, o.batchDelay, o.sweepInterval, o.maxBatches, o.statementTimeout)
 }
 
-func writeConfig(t *testing.T, driver, dsn, passesYAML, top string) string {
+// writeConfig writes a node configuration: the database, the node section with
+// nodeLines added, and the passes.
+func writeConfig(t *testing.T, driver, dsn, nodeLines, passesYAML string) string {
 	t.Helper()
-	body := fmt.Sprintf("database:\n  driver: %s\n  dsn: %q\nnode:\n  shutdown_grace: 20s\n  max_concurrent_deletes: 2\npasses:\n%s%s", driver, dsn, passesYAML, top)
+	body := fmt.Sprintf("database:\n  driver: %s\n  dsn: %q\nnode:\n  shutdown_grace: 20s\n  max_concurrent_deletes: 2\n%spasses:\n%s", driver, dsn, nodeLines, passesYAML)
 	path := filepath.Join(t.TempDir(), fmt.Sprintf("retention-%d.yaml", time.Now().UnixNano()))
 	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
 		t.Fatal(err)

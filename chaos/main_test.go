@@ -1,16 +1,5 @@
 //go:build chaos
 
-// Package chaos is the project's fault suite (`make chaos`). It builds the node binary,
-// starts a PostgreSQL cluster of its own on a free port (so it may kill and restart it),
-// and drives the node through faults: killed backends, a server restart, a tiny
-// statement timeout, locked rows, a deadlock, restricting foreign keys the
-// configuration does not list, SIGKILL, three nodes on one table, a table dropped and
-// restored, a locked SQLite file and rows inserted across the cutoff. Every scenario
-// compares the tables with a keep-set computed in SQL before the node ran, checks that
-// no parent was half deleted, reads the ledger and checks the exit code.
-//
-// It runs only with the build tag: go test -tags chaos -count=1 -v ./chaos/
-// It needs root (or the postgres tools' rights) to create and drop its cluster.
 package chaos
 
 import (

@@ -3,6 +3,8 @@
 package chaos
 
 import (
+	"fmt"
+	"net/http"
 	"syscall"
 	"testing"
 )
@@ -86,8 +88,9 @@ func TestThreeNodesOneTable(t *testing.T) {
 
 // TestTableDroppedAndRestored drops the events table (with CASCADE, as a restore
 // script would) under a running node with a second pass, and restores it from a copy
-// with new expired rows. While it is gone the other pass must keep sweeping; once it
-// is back the node must drain it; SIGTERM exits 0.
+// with new expired rows. While it is gone the other pass must keep sweeping and
+// /readyz must answer 503 (configuration drift); once it is back the node must drain
+// it and /readyz answer 200 again; SIGTERM exits 0.
 func TestTableDroppedAndRestored(t *testing.T) {
 	rec := the.results.begin(t, "events dropped (CASCADE) under `run` with a second pass, then restored with new expired rows", "0 (SIGTERM)")
 	f := newFixture(t)
@@ -101,13 +104,15 @@ func TestTableDroppedAndRestored(t *testing.T) {
 	seedSessions(1, 1000)
 	sessions := `  - { name: sessions, table: sessions, key: id, timestamp: last_seen, retention_period: 1d, batch_size: 200, sweep_interval: 1s, max_startup_stagger: 0s }
 `
-	path := f.config(passOpts{sweepInterval: "1s"}, sessions, "")
+	path := f.config(passOpts{sweepInterval: "1s"}, sessions, "  admin: 127.0.0.1:0\n")
 	n := start(t, "run", "--config", path)
+	readyz := "http://" + fmt.Sprint(n.waitFor("the admin endpoint", func(m map[string]any) bool { return m["msg"] == "admin endpoint listening" })["addr"]) + "/readyz"
 	n.waitFor("a drained events sweep", sweepDone("events", "drained"))
 
 	f.exec(`CREATE TABLE chaos_events_saved AS TABLE events`)
 	f.exec(`DROP TABLE events CASCADE`)
 	n.waitFor("a warning about the dropped table", trouble("events"))
+	waitUntil(t, "/readyz 503 while events is gone", func() bool { return status(readyz) == http.StatusServiceUnavailable })
 	seedSessions(1001, 1500)
 	waitUntil(t, "the sessions pass deleting while events is gone", func() bool {
 		return f.count(`SELECT count(*) FROM sessions WHERE id > 1000 AND last_seen < now() - interval '1 day'`) == 0
@@ -127,6 +132,7 @@ func TestTableDroppedAndRestored(t *testing.T) {
 	waitUntil(t, "the restored table drained", func() bool {
 		return f.count(`SELECT count(*) FROM events e JOIN chaos_expect x ON x.id = e.id WHERE x.goes`) == 0
 	})
+	waitUntil(t, "/readyz 200 once events is back", func() bool { return status(readyz) == http.StatusOK })
 	n.signal(syscall.SIGTERM)
 	if code := rec.exit(n.wait()); code != 0 {
 		t.Errorf("run exited %d after SIGTERM, want 0:\n%s", code, n.output())
@@ -141,4 +147,14 @@ func TestTableDroppedAndRestored(t *testing.T) {
 	if kept := f.count(`SELECT count(*) FROM sessions`); kept != 750 {
 		t.Errorf("%d sessions kept, want the 750 recent ones", kept)
 	}
+}
+
+// status is the HTTP status of a GET of url (0 when it does not answer).
+func status(url string) int {
+	resp, err := http.Get(url)
+	if err != nil {
+		return 0
+	}
+	resp.Body.Close()
+	return resp.StatusCode
 }

@@ -86,7 +86,7 @@ func TestSQLiteWriterHoldsTheLock(t *testing.T) {
 	measure := func() figures { return measureSQLite(t, count) }
 	before := count(`SELECT count(*) FROM events`)
 
-	path := writeConfig(t, "sqlite", "file:"+file+"?_pragma=busy_timeout(200)", sqlitePass, "")
+	path := writeConfig(t, "sqlite", "file:"+file+"?_pragma=busy_timeout(200)", "", sqlitePass)
 	n := start(t, "sweep", "--drain", "--config", path)
 	n.waitFor("the sweep", msg("sweep started", "events"))
 	waitUntil(t, "200 rows deleted", func() bool { return count(`SELECT count(*) FROM events`) <= before-200 })
