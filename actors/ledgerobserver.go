@@ -18,24 +18,37 @@ import (
 // their Pending runs instead of starting one, and marks their work-queue rows Done. A
 // pass that supervision stops gets a dead letter linked to its last failed run.
 //
+// While a sweep runs, its counts are written to its row as batches complete, at most
+// once per ProgressInterval (and once more when it ends), so a node killed mid-sweep
+// leaves counts that undercount by at most one interval's batches.
+//
 // It runs on the observer hub like any observer: a ledger write that fails is returned,
 // contained and reported, and never slows or breaks a sweep.
 type LedgerObserver struct {
 	Ledger *ledger.Ledger
-	// Clock stamps log rows; nil is the wall clock. Give it the runtime's clock.
+	// Clock stamps log rows and paces progress writes; nil is the wall clock. Give it the
+	// runtime's clock.
 	Clock clock.Clock
 	// Timeout bounds each ledger write; zero means 10 seconds.
 	Timeout time.Duration
+	// ProgressInterval is the least time between two progress writes of one run; zero
+	// means DefaultProgressInterval.
+	ProgressInterval time.Duration
 
 	mu         sync.Mutex
 	runs       map[sweepKey]*openRun
 	lastFailed map[string]int64 // pass -> its latest failed run, for a dead letter
 }
 
+// DefaultProgressInterval is the least time between two progress writes of one run.
+const DefaultProgressInterval = time.Second
+
 // openRun is a sweep whose start was recorded and whose end was not yet.
 type openRun struct {
-	ids []int64 // the first is the sweep's own row; more when requested sweeps coalesced
-	err string  // the failure, for the metadata row's error column
+	ids      []int64 // the first is the sweep's own row; more when requested sweeps coalesced
+	err      string  // the failure, for the metadata row's error column
+	progress ledger.Progress
+	written  time.Time // when progress was last written (first: the sweep's start)
 }
 
 type sweepKey struct {
@@ -62,8 +75,11 @@ func (o *LedgerObserver) Observe(e Event) error {
 			}
 			ids = []int64{id}
 		}
-		o.open(sweepKey{e.Name, e.Sweep}, ids)
+		o.open(sweepKey{e.Name, e.Sweep}, ids, e.At)
+	case BatchDone:
+		return o.batchDone(ctx, e)
 	case RowSkipped:
+		o.skipped(sweepKey{e.Name, e.Sweep})
 		return o.log(ctx, sweepKey{e.Name, e.Sweep}, "warning", fmt.Sprintf("row skipped: %v", e.Err), fmt.Sprint(e.Key))
 	case PassFailed:
 		o.noteError(sweepKey{e.Name, e.Sweep}, e.Err)
@@ -134,13 +150,57 @@ func (o *LedgerObserver) log(ctx context.Context, k sweepKey, level, msg, rowKey
 	return o.Ledger.Log(ctx, run.ids[0], level, clock.OrReal(o.Clock).Now(), msg, rowKey)
 }
 
-func (o *LedgerObserver) open(k sweepKey, ids []int64) {
+func (o *LedgerObserver) open(k sweepKey, ids []int64, at time.Time) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.runs == nil {
 		o.runs = map[sweepKey]*openRun{}
 	}
-	o.runs[k] = &openRun{ids: ids}
+	o.runs[k] = &openRun{ids: ids, written: at}
+}
+
+// batchDone adds a batch to its run's counts and writes them when the last write is at
+// least ProgressInterval old.
+func (o *LedgerObserver) batchDone(ctx context.Context, e BatchDone) error {
+	now := clock.OrReal(o.Clock).Now()
+	o.mu.Lock()
+	run, ok := o.runs[sweepKey{e.Name, e.Sweep}]
+	if !ok {
+		o.mu.Unlock()
+		return nil // the sweep's start was not recorded; that failure was reported then
+	}
+	run.progress.RowsDeleted += int64(e.Rows)
+	run.progress.Batches = int64(e.Batch)
+	due := now.Sub(run.written) >= o.progressInterval()
+	if due {
+		run.written = now
+	}
+	p, ids := run.progress, run.ids
+	o.mu.Unlock()
+	if !due {
+		return nil
+	}
+	for _, id := range ids {
+		if err := o.Ledger.RecordProgress(ctx, id, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (o *LedgerObserver) skipped(k sweepKey) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if run, ok := o.runs[k]; ok {
+		run.progress.RowsSkipped++
+	}
+}
+
+func (o *LedgerObserver) progressInterval() time.Duration {
+	if o.ProgressInterval > 0 {
+		return o.ProgressInterval
+	}
+	return DefaultProgressInterval
 }
 
 func (o *LedgerObserver) noteError(k sweepKey, err error) {

@@ -51,18 +51,19 @@ func (o LogObserver) Observe(e Event) error {
 }
 
 // LogFailureReporter reports observer failures to a logrus logger at warning level, with
-// the observer's type and the error's type. The error's text may hold data of the
-// observed operation, so it is logged only with IncludeErrorDetails.
+// the observer's type, the error's type and the error's text: "observer failed" alone
+// tells an operator nothing to act on. Redact, when set, rewrites the text first (a node
+// gives it the function that removes its database password).
 type LogFailureReporter struct {
-	Logger              logrus.FieldLogger
-	IncludeErrorDetails bool
+	Logger logrus.FieldLogger
+	Redact func(err error) string
 }
 
 // ObserverFailed logs one contained observer failure.
 func (r LogFailureReporter) ObserverFailed(observer any, err error) {
-	fields := logrus.Fields{"observer": fmt.Sprintf("%T", observer), "error_type": fmt.Sprintf("%T", err)}
-	if r.IncludeErrorDetails {
-		fields["error"] = err.Error()
+	text := err.Error()
+	if r.Redact != nil {
+		text = r.Redact(err)
 	}
-	r.Logger.WithFields(fields).Warn("observer failed")
+	r.Logger.WithFields(logrus.Fields{"observer": fmt.Sprintf("%T", observer), "error_type": fmt.Sprintf("%T", err), "error": text}).Warn("observer failed")
 }

@@ -3,6 +3,7 @@ package actors
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -38,18 +39,19 @@ func TestLogObserverLevels(t *testing.T) {
 	}
 }
 
-func TestLogFailureReporterHidesErrorTextUnlessAsked(t *testing.T) {
+func TestLogFailureReporterLogsTheErrorText(t *testing.T) {
 	var buf bytes.Buffer
 	logger := logrus.New()
 	logger.SetOutput(&buf)
-	secret := errors.New("row 17: ssn 123-45-6789")
-	LogFailureReporter{Logger: logger}.ObserverFailed(LogObserver{}, secret)
-	if out := buf.String(); strings.Contains(out, "6789") || !strings.Contains(out, "actors.LogObserver") || !strings.Contains(out, "*errors.errorString") {
-		t.Fatalf("without details: %s", out)
+	failure := fmt.Errorf("ledger: finish run 7: %w", errors.New(`relation "retention_metadata" does not exist`))
+	LogFailureReporter{Logger: logger}.ObserverFailed(LogObserver{}, failure)
+	if out := buf.String(); !strings.Contains(out, "retention_metadata") || !strings.Contains(out, "actors.LogObserver") || !strings.Contains(out, "*fmt.wrapError") {
+		t.Fatalf("logged %s, want the observer, the error type and the error text", out)
 	}
 	buf.Reset()
-	LogFailureReporter{Logger: logger, IncludeErrorDetails: true}.ObserverFailed(LogObserver{}, secret)
-	if !strings.Contains(buf.String(), "6789") {
-		t.Fatalf("with details: %s", buf.String())
+	secret := errors.New("connect postgres://app:hunter2@db/app: refused")
+	LogFailureReporter{Logger: logger, Redact: func(err error) string { return strings.ReplaceAll(err.Error(), "hunter2", "xxxxx") }}.ObserverFailed(LogObserver{}, secret)
+	if out := buf.String(); strings.Contains(out, "hunter2") || !strings.Contains(out, "refused") {
+		t.Fatalf("with Redact: %s", out)
 	}
 }

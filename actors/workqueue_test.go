@@ -24,7 +24,7 @@ func migratedLedger(t *testing.T, db *bun.DB) *ledger.Ledger {
 	t.Helper()
 	p := fmt.Sprintf("l%08x_", rand.Uint32())
 	t.Cleanup(func() {
-		for _, table := range []string{"settings", "dead_letter", "work_queue", "log", "metadata", "migrations", "migration_locks"} {
+		for _, table := range []string{"settings", "dead_letter", "work_queue", "log", "metadata", "node", "migrations", "migration_locks"} {
 			_, _ = db.ExecContext(context.Background(), "DROP TABLE IF EXISTS "+p+table)
 		}
 	})
@@ -197,9 +197,9 @@ func TestADeadLetterAndItsRetryAreLinked(t *testing.T) {
 	})
 }
 
-// TestInternalLoopsRecordTheirRuns runs the metadata cleanup and the dead-letter cleanup
-// as passes and the work-queue poller once, and finds a run of each in the ledger under
-// its internal name.
+// TestInternalLoopsRecordTheirRuns runs the metadata cleanup, the dead-letter cleanup
+// and the run recovery as passes and the work-queue poller once, and finds a run of each
+// in the ledger under its internal name.
 func TestInternalLoopsRecordTheirRuns(t *testing.T) {
 	db := dbtest.SQLite(t)
 	l := migratedLedger(t, db)
@@ -207,8 +207,9 @@ func TestInternalLoopsRecordTheirRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := startNode(t, l, actors.Config{}, ledger.NewCleanup(l, plan).Registration(), ledger.NewDeadLetterCleanup(l, 0, 0).Registration())
-	for range 2 {
+	n := startNode(t, l, actors.Config{}, ledger.NewCleanup(l, plan).Registration(), ledger.NewDeadLetterCleanup(l, 0, 0).Registration(),
+		ledger.NewRunRecovery(l, 0, 0).Registration())
+	for range 3 {
 		select {
 		case <-n.done:
 		case <-time.After(time.Minute): // a bound on a hang, not a timing assertion

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/sirupsen/logrus"
 	"github.com/uptrace/bun"
@@ -38,6 +39,8 @@ type node struct {
 	tables []*passes.Table
 	regs   []passes.Registration
 	plan   *ledger.Plan
+	// stopHeartbeat ends the node's heartbeat (see join); nil until then.
+	stopHeartbeat context.CancelFunc
 }
 
 // openNode loads and validates the configuration and opens its database.
@@ -71,7 +74,31 @@ func openNode(ctx context.Context, path string, log *logrus.Logger) (*node, erro
 	return n, nil
 }
 
-func (n *node) close() { _ = n.db.Close() }
+func (n *node) close() {
+	if n.stopHeartbeat != nil {
+		n.stopHeartbeat()
+	}
+	_ = n.db.Close()
+}
+
+// join makes this process a node of the ledger: a row with a fresh id, a heartbeat every
+// ledger.DefaultHeartbeatInterval until close, and that id on every run it writes, so a
+// node that dies leaves runs the others can close as abandoned.
+func (n *node) join(ctx context.Context) error {
+	if n.ledger == nil {
+		return nil
+	}
+	self := ledger.NewNode(time.Now())
+	if err := n.ledger.Heartbeat(ctx, self, self.Started); err != nil {
+		return err
+	}
+	n.ledger = n.ledger.ForNode(self.ID)
+	hbCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	n.stopHeartbeat = stop
+	go (&ledger.NodeHeartbeat{Ledger: n.ledger, Node: self, Reporter: actors.LogPollReporter{Logger: n.log, What: "node heartbeat"}}).Run(hbCtx)
+	n.log.WithFields(logrus.Fields{"node": self.ID, "host": self.Host, "pid": self.PID}).Info("node joined the ledger")
+	return nil
+}
 
 // startupValidate runs every startup check, logs the warnings, and fails with every
 // failure at once.
@@ -121,7 +148,8 @@ func (n *node) runtime(only []string, internal, now bool, observers ...actors.Ob
 		all = append(all, &actors.LedgerObserver{Ledger: n.ledger})
 	}
 	all = append(all, observers...)
-	rt := actors.New(actors.Config{Logger: n.log, MaxConcurrentDeletes: n.cfg.Node.MaxConcurrentDeletes, Observers: all})
+	reporter := actors.LogFailureReporter{Logger: n.log, Redact: func(err error) string { return redactErr(err, n.cfg.Database.DSN) }}
+	rt := actors.New(actors.Config{Logger: n.log, MaxConcurrentDeletes: n.cfg.Node.MaxConcurrentDeletes, Observers: all, FailureReporter: reporter})
 	for _, r := range n.regs {
 		if len(only) > 0 && !slices.Contains(only, r.Name) {
 			continue
@@ -133,8 +161,14 @@ func (n *node) runtime(only []string, internal, now bool, observers ...actors.Ob
 			return nil, badConfig(err)
 		}
 	}
+	if internal && n.ledger != nil {
+		if err := rt.Register(ledger.NewRunRecovery(n.ledger, 0, 0).Registration()); err != nil {
+			return nil, err
+		}
+	}
 	if internal && n.ledger != nil && n.cfg.CleanupEnabled() {
-		if err := rt.Register(ledger.NewCleanup(n.ledger, n.plan).Registration(), ledger.NewDeadLetterCleanup(n.ledger, 0, 0).Registration()); err != nil {
+		cleanup := ledger.NewCleanup(n.ledger, n.plan).WithAliases(ledger.AliasesFor(rt.PassNames())).WithWarnings(func(w string) { n.log.Warn(w) })
+		if err := rt.Register(cleanup.Registration(), ledger.NewDeadLetterCleanup(n.ledger, 0, 0).Registration()); err != nil {
 			return nil, err
 		}
 	}

@@ -42,6 +42,9 @@ func (o *options) run(ctx context.Context) error {
 	if err := n.migrate(ctx); err != nil {
 		return err
 	}
+	if err := n.join(ctx); err != nil {
+		return err
+	}
 	reg := prometheus.NewRegistry()
 	var m *metrics
 	rt, err := n.runtime(nil, true, false, actors.ObserverFunc(func(e actors.Event) error { return m.Observe(e) }))

@@ -97,6 +97,9 @@ func (n *node) sweep(ctx context.Context, only []string, drain bool, progressMod
 	}
 	events := make(chan actors.Event, 1024)
 	show := n.newProgress(ctx, o.stdout, progressMode, idx)
+	if err := n.join(ctx); err != nil {
+		return err
+	}
 	rt, err := n.runtime(names, false, true, actors.ObserverFunc(func(e actors.Event) error {
 		events <- e
 		return nil

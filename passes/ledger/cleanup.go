@@ -3,6 +3,10 @@ package ledger
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"math"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -24,15 +28,48 @@ const SettingCleanupRetention = "metadata_cleanup.retention_period"
 // bisected; the offending run is reported skipped and tried again next cycle. There is no
 // locking: two nodes cleaning at once each delete what is still there.
 //
+// One sweep (a cleanup cycle) goes on until no group has an eligible run left, the
+// groups taking turns batch by batch so a large group cannot starve another. A group is
+// done when a batch loads fewer ids than the batch size, whatever that batch deleted:
+// another node deleting the same rows first leaves this one 0 deleted of a full batch,
+// which says nothing about what is left.
+//
 // Cleanup is a passes.Pass: register it with Registration. The runtime hands it the
 // default group's cutoff, from which it derives every group's, once per sweep.
 type Cleanup struct {
-	ledger *Ledger
-	plan   *Plan
+	ledger  *Ledger
+	plan    *Plan
+	aliases map[string]string
+	warn    func(string)
+
+	mu     sync.Mutex
+	warned map[string]bool
 }
 
 // NewCleanup returns the cleanup of l under plan.
 func NewCleanup(l *Ledger, plan *Plan) *Cleanup { return &Cleanup{ledger: l, plan: plan} }
+
+// WithAliases tells the cleanup which names are one pass (alias -> canonical, as
+// AliasesFor returns for the runtime's registered names). Every sweep merges a pass
+// listed under both with two retentions to the longer one and warns, the fallback for a
+// startup where Plan.CheckAliases was not run. Without it, the sweep relates the plan's
+// own names the same way (AliasesFor over them).
+func (c *Cleanup) WithAliases(aliases map[string]string) *Cleanup {
+	c.aliases = aliases
+	return c
+}
+
+// WithWarnings sends the cleanup's warnings to warn (each distinct warning once per
+// Cleanup); without it they go to slog's default logger.
+func (c *Cleanup) WithWarnings(warn func(string)) *Cleanup {
+	c.warn = warn
+	return c
+}
+
+// cleanupUnbounded is the cleanup's MaxBatchesPerSweep: a cycle ends when nothing
+// eligible is left, never at a batch count. It always ends: every batch moves a group's
+// id cursor forward or finishes that group, and the cutoffs are fixed for the cycle.
+const cleanupUnbounded = math.MaxInt
 
 // Registration returns the cleanup as a pass registration on its internal name, sweeping
 // at startup and every interval.
@@ -42,6 +79,7 @@ func (c *Cleanup) Registration() passes.Registration {
 	opts.SweepInterval = c.plan.Interval
 	opts.BatchSize = c.plan.BatchSize
 	opts.MaxStartupStagger = 0
+	opts.MaxBatchesPerSweep = cleanupUnbounded
 	return passes.Registration{Name: NameMetadataCleanup, Target: c.ledger.table("metadata"), Options: opts, New: c.Factory()}
 }
 
@@ -50,60 +88,117 @@ func (c *Cleanup) Factory() passes.Factory {
 	return func(context.Context) (passes.Pass, error) { return &cleanupSweep{c: c}, nil }
 }
 
-type cleanupSweep struct {
-	c       *Cleanup
-	cutoffs []time.Time // per group, fixed at the sweep's first batch
-	group   int
-	after   int64 // id cursor within the current group
+func (c *Cleanup) warnOnce(msg string) {
+	c.mu.Lock()
+	seen := c.warned[msg]
+	if c.warned == nil {
+		c.warned = map[string]bool{}
+	}
+	c.warned[msg] = true
+	c.mu.Unlock()
+	if seen {
+		return
+	}
+	if c.warn != nil {
+		c.warn(msg)
+		return
+	}
+	slog.Warn(msg)
 }
 
-// PurgeBatch deletes one batch of the current group; a short batch moves on to the next
-// group and, while one remains, asks the runtime to go on.
+func (c *Cleanup) aliasesOf(p *Plan) map[string]string {
+	if c.aliases != nil {
+		return c.aliases
+	}
+	var names []string
+	for _, g := range p.Groups {
+		names = append(names, g.Names...)
+	}
+	slices.Sort(names)
+	return AliasesFor(names)
+}
+
+// sweepGroup is one group of a cleanup cycle: its names, its cutoff and its id cursor.
+type sweepGroup struct {
+	names  []string
+	cutoff time.Time
+	after  int64
+	done   bool
+}
+
+type cleanupSweep struct {
+	c      *Cleanup
+	groups []*sweepGroup // fixed at the sweep's first batch
+	turn   int           // the group whose turn is next
+}
+
+// PurgeBatch deletes one batch of the group whose turn it is and passes the turn on.
+// While any group is not done it asks the runtime to go on, however many rows this
+// batch deleted.
 func (s *cleanupSweep) PurgeBatch(ctx context.Context, batchSize int, olderThan time.Time) (int, error) {
-	if s.cutoffs == nil {
-		if err := s.fixCutoffs(ctx, olderThan); err != nil {
+	if s.groups == nil {
+		if err := s.fixGroups(ctx, olderThan); err != nil {
 			return 0, err
 		}
 	}
-	if s.group >= len(s.c.plan.Groups) {
+	g := s.next()
+	if g == nil {
 		return 0, nil
 	}
-	g := s.c.plan.Groups[s.group]
-	ids, err := s.c.ledger.eligible(ctx, s.c.ledger.db, g.Names, s.cutoffs[s.group], s.after, batchSize)
+	s.turn++
+	ids, err := s.c.ledger.eligible(ctx, s.c.ledger.db, g.names, g.cutoff, g.after, batchSize)
 	if err != nil {
 		return 0, err
 	}
 	if len(ids) > 0 {
-		s.after = ids[len(ids)-1]
+		g.after = ids[len(ids)-1]
 	}
+	g.done = len(ids) < batchSize
 	deleted, err := s.c.ledger.deleteOrBisect(ctx, ids)
 	if err != nil {
 		return deleted, err
 	}
-	if len(ids) < batchSize {
-		s.group, s.after = s.group+1, 0
-		if s.group < len(s.c.plan.Groups) {
-			passes.ReportMoreWaiting(ctx)
-		}
+	if s.next() != nil {
+		passes.ReportMoreWaiting(ctx)
 	}
 	return deleted, nil
 }
 
-// fixCutoffs derives every group's cutoff from the default one the runtime handed over
-// (now = olderThan + the configured default), applying a stored override to the default
-// group only.
-func (s *cleanupSweep) fixCutoffs(ctx context.Context, olderThan time.Time) error {
+// next returns the group whose turn it is, passing over the groups that are done, or nil
+// when every group is done.
+func (s *cleanupSweep) next() *sweepGroup {
+	for range s.groups {
+		g := s.groups[s.turn%len(s.groups)]
+		if !g.done {
+			return g
+		}
+		s.turn++
+	}
+	return nil
+}
+
+// fixGroups derives every group's cutoff from the default one the runtime handed over
+// (now = olderThan + the configured default): the stored override moves the default
+// group only, a pass listed under two related names keeps the longer of its two
+// retentions (with a warning), and groups that end up with one cutoff are swept as one.
+func (s *cleanupSweep) fixGroups(ctx context.Context, olderThan time.Time) error {
 	now := olderThan.Add(s.c.plan.Retention)
 	override, err := s.c.ledger.CleanupRetentionOverride(ctx)
 	if err != nil {
 		return err
 	}
-	for _, g := range s.c.plan.Groups {
-		r := g.Retention
-		if g.Default && override > 0 {
-			r = override
+	effective := s.c.plan.withDefault(override)
+	effective = effective.MergeAliases(s.c.aliasesOf(effective), s.c.warnOnce)
+	byCutoff := map[time.Duration]*sweepGroup{}
+	s.groups = []*sweepGroup{}
+	for _, g := range effective.Groups {
+		sg, ok := byCutoff[g.Retention]
+		if !ok {
+			sg = &sweepGroup{cutoff: now.Add(-g.Retention)}
+			byCutoff[g.Retention] = sg
+			s.groups = append(s.groups, sg)
 		}
-		s.cutoffs = append(s.cutoffs, now.Add(-r))
+		sg.names = append(sg.names, g.Names...)
 	}
 	return nil
 }

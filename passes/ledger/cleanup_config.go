@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
@@ -16,11 +17,12 @@ const (
 	NameMetadataCleanup   = "retention.metadata-cleanup"
 	NameDeadLetterCleanup = "retention.dead-letter-cleanup"
 	NameWorkQueuePoller   = "retention.work-queue"
+	NameRunRecovery       = "retention.run-recovery"
 )
 
 // InternalNames lists the internal run names.
 func InternalNames() []string {
-	return []string{NameMetadataCleanup, NameDeadLetterCleanup, NameWorkQueuePoller}
+	return []string{NameMetadataCleanup, NameDeadLetterCleanup, NameWorkQueuePoller, NameRunRecovery}
 }
 
 // Defaults of CleanupConfig.
@@ -49,8 +51,10 @@ type CleanupConfig struct {
 	Names []NameRetention
 }
 
-// Group is a set of names pruned with one cutoff. Default is true for the group on the
-// default retention, the one a runtime override moves.
+// Group is a set of names pruned with one retention. Default is true for the group on the
+// default retention, the one a runtime override moves; a name given a retention of its
+// own is never in it, even when that retention equals the default, so the override
+// leaves it where it was.
 type Group struct {
 	Retention time.Duration
 	Names     []string
@@ -87,9 +91,9 @@ func (c CleanupConfig) Build() (*Plan, error) {
 	if p.BatchSize < 1 || p.BatchSize > MaxDeleteBatchSize {
 		errs = append(errs, fmt.Errorf("metadata_cleanup.delete_batch_size must be 1 to %d, got %d", MaxDeleteBatchSize, p.BatchSize))
 	}
-	retentions := map[string]time.Duration{}
+	retentions := map[string]entry{}
 	for _, n := range InternalNames() {
-		retentions[n] = p.Retention
+		retentions[n] = entry{retention: p.Retention}
 	}
 	for i, n := range c.Names {
 		field := fmt.Sprintf("metadata_cleanup.names[%d]", i)
@@ -106,33 +110,43 @@ func (c CleanupConfig) Build() (*Plan, error) {
 			errs = append(errs, fmt.Errorf("%s.retention_period must be positive, got %v", field, *n.Retention))
 			continue
 		}
-		r := p.Retention
+		e := entry{retention: p.Retention}
 		if n.Retention != nil {
-			r = *n.Retention
+			e = entry{retention: *n.Retention, own: true}
 		}
-		if prev, seen := retentions[n.Name]; seen && prev != r {
-			errs = append(errs, fmt.Errorf("%s: %q is listed twice, with retentions %v and %v", field, n.Name, prev, r))
+		prev, seen := retentions[n.Name]
+		if seen && prev.retention != e.retention {
+			errs = append(errs, fmt.Errorf("%s: %q is listed twice, with retentions %v and %v", field, n.Name, prev.retention, e.retention))
 			continue
 		}
-		retentions[n.Name] = r
+		e.own = e.own || prev.own // once on the default, once with the same value: its own
+		retentions[n.Name] = e
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	p.Groups = groupsOf(retentions, p.Retention)
+	p.Groups = groupsOf(retentions)
 	return p, nil
 }
 
-// groupsOf puts names with one retention in one group, the default group first.
-func groupsOf(retentions map[string]time.Duration, def time.Duration) []Group {
-	byRetention := map[time.Duration][]string{}
-	for name, r := range retentions {
-		byRetention[r] = append(byRetention[r], name)
+// entry is one name's retention; own is true when the configuration gave the name a
+// retention of its own rather than leaving it on the default.
+type entry struct {
+	retention time.Duration
+	own       bool
+}
+
+// groupsOf puts names with one retention in one group, keeping the names on the default
+// apart from names given the same value as their own, the default group first.
+func groupsOf(retentions map[string]entry) []Group {
+	byEntry := map[entry][]string{}
+	for name, e := range retentions {
+		byEntry[e] = append(byEntry[e], name)
 	}
 	var groups []Group
-	for r, names := range byRetention {
+	for e, names := range byEntry {
 		slices.Sort(names)
-		groups = append(groups, Group{Retention: r, Names: names, Default: r == def})
+		groups = append(groups, Group{Retention: e.retention, Names: names, Default: !e.own})
 	}
 	slices.SortFunc(groups, func(a, b Group) int {
 		if a.Default != b.Default {
@@ -141,9 +155,38 @@ func groupsOf(retentions map[string]time.Duration, def time.Duration) []Group {
 			}
 			return 1
 		}
-		return int(a.Retention - b.Retention)
+		return cmp.Compare(a.Retention, b.Retention)
 	})
 	return groups
+}
+
+// entries is the inverse of groupsOf.
+func (p *Plan) entries() map[string]entry {
+	retentions := map[string]entry{}
+	for _, g := range p.Groups {
+		for _, n := range g.Names {
+			retentions[n] = entry{retention: g.Retention, own: !g.Default}
+		}
+	}
+	return retentions
+}
+
+// withDefault returns the plan with the default group (the names on the default) moved
+// to retention d, as a runtime override does; d <= 0 leaves it as configured.
+func (p *Plan) withDefault(d time.Duration) *Plan {
+	moved := *p
+	if d <= 0 {
+		return &moved
+	}
+	moved.Retention = d
+	moved.Groups = nil
+	for _, g := range p.Groups {
+		if g.Default {
+			g.Retention = d
+		}
+		moved.Groups = append(moved.Groups, g)
+	}
+	return &moved
 }
 
 // CheckAliases refuses, at startup, a plan that lists one pass under two names the
@@ -174,28 +217,29 @@ func (p *Plan) retentionOf(name string) (time.Duration, bool) {
 // under two related names with two retentions keeps the longer one (under both names),
 // and warn is told. A cleanup that failed every cycle would stop pruning altogether,
 // which is worse than the misconfiguration.
+//
+// The sweep calls it every cycle on the plan with the runtime override applied, so
+// "longer" compares the retentions the two names would really be pruned at.
 func (p *Plan) MergeAliases(aliases map[string]string, warn func(string)) *Plan {
-	retentions := map[string]time.Duration{}
-	for _, g := range p.Groups {
-		for _, n := range g.Names {
-			retentions[n] = g.Retention
-		}
-	}
+	retentions := p.entries()
 	for _, alias := range slices.Sorted(maps.Keys(aliases)) {
 		canonical := aliases[alias]
-		ra, okA := retentions[alias]
-		rc, okC := retentions[canonical]
-		if !okA || !okC || ra == rc {
+		ea, okA := retentions[alias]
+		ec, okC := retentions[canonical]
+		if !okA || !okC || ea.retention == ec.retention {
 			continue
 		}
-		longer := max(ra, rc)
+		longer := ea
+		if ec.retention > ea.retention {
+			longer = ec
+		}
 		retentions[alias], retentions[canonical] = longer, longer
 		if warn != nil {
-			warn(fmt.Sprintf("metadata_cleanup: %q and %q are the same pass with retentions %v and %v; keeping the longer, %v", alias, canonical, ra, rc, longer))
+			warn(fmt.Sprintf("metadata_cleanup: %q and %q are the same pass with retentions %v and %v; keeping the longer, %v", alias, canonical, ea.retention, ec.retention, longer.retention))
 		}
 	}
 	merged := *p
-	merged.Groups = groupsOf(retentions, p.Retention)
+	merged.Groups = groupsOf(retentions)
 	return &merged
 }
 

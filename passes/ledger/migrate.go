@@ -28,6 +28,7 @@ func CheckPrefix(prefix string) error {
 func Migrations(prefix string) *migrate.Migrations {
 	m := migrate.NewMigrations()
 	registerTables(m, prefix)
+	registerNodes(m, prefix)
 	return m
 }
 

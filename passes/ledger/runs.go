@@ -39,6 +39,8 @@ type Run struct {
 	StopReason  *string    `bun:"stop_reason"`
 	Error       *string    `bun:"error"`
 	ParentID    *int64     `bun:"parent_id"`
+	// NodeID is the node that ran it (see Ledger.ForNode), nil when none was recorded.
+	NodeID *string `bun:"node_id"`
 }
 
 // LogEntry is one log row of a run.
@@ -56,6 +58,7 @@ type LogEntry struct {
 type Ledger struct {
 	db     *bun.DB
 	prefix string
+	node   string // the owner stamped on runs; "" for none
 }
 
 // New returns the ledger under prefix (see CheckPrefix; Migrate creates the tables).
@@ -73,7 +76,7 @@ func (l *Ledger) Prefix() string { return l.prefix }
 
 // StartRun records a run that began at start, in state InProgress, and returns its id.
 func (l *Ledger) StartRun(ctx context.Context, name string, start, cutoff time.Time, parent *int64) (int64, error) {
-	run := &Run{Name: name, State: InProgress, StartTime: start.UTC(), Cutoff: ptr(cutoff.UTC()), ParentID: parent}
+	run := &Run{Name: name, State: InProgress, StartTime: start.UTC(), Cutoff: ptr(cutoff.UTC()), ParentID: parent, NodeID: l.owner()}
 	if _, err := l.db.NewInsert().Model(run).ModelTableExpr(l.table("metadata")).Returning("id").Exec(ctx); err != nil {
 		return 0, fmt.Errorf("ledger: start run of %q: %w", name, err)
 	}
@@ -91,16 +94,43 @@ type Finish struct {
 	Error       string
 }
 
-// FinishRun records how run id ended. A run already in a terminal state is left alone.
+// FinishRun records how run id ended. A run already in a terminal state is left alone,
+// but for one recovery closed as abandoned while its owner, this node, was only cut off
+// from the database: the owner knows how it really ended.
 func (l *Ledger) FinishRun(ctx context.Context, id int64, f Finish) error {
 	q := l.db.NewUpdate().TableExpr(l.table("metadata")).
 		Set("state = ?", f.State).Set("end_time = ?", f.End.UTC()).
 		Set("rows_deleted = ?", f.RowsDeleted).Set("rows_skipped = ?", f.RowsSkipped).
 		Set("batches = ?", f.Batches).Set("stop_reason = ?", nullString(f.StopReason)).
 		Set("error = ?", nullString(f.Error)).
-		Where("id = ?", id).Where("state IN (?)", bun.List([]State{Pending, InProgress}))
+		Where("id = ?", id)
+	if l.node == "" {
+		q = q.Where("state IN (?)", bun.List([]State{Pending, InProgress}))
+	} else {
+		q = q.Where("(state IN (?) OR (stop_reason = ? AND node_id = ?))", bun.List([]State{Pending, InProgress}), StopAbandoned, l.node)
+	}
 	if _, err := q.Exec(ctx); err != nil {
 		return fmt.Errorf("ledger: finish run %d: %w", id, err)
+	}
+	return nil
+}
+
+// Progress is what an unfinished run has done so far.
+type Progress struct {
+	RowsDeleted int64
+	RowsSkipped int64
+	Batches     int64
+}
+
+// RecordProgress stores the counts of run id while it is still InProgress, so a node
+// that dies mid-run leaves counts behind that undercount by at most what it did since
+// its last call. Counts only grow: a late or repeated write never lowers them.
+func (l *Ledger) RecordProgress(ctx context.Context, id int64, p Progress) error {
+	_, err := l.db.NewUpdate().TableExpr(l.table("metadata")).
+		Set("rows_deleted = ?", p.RowsDeleted).Set("rows_skipped = ?", p.RowsSkipped).Set("batches = ?", p.Batches).
+		Where("id = ?", id).Where("state = ?", InProgress).Where("batches <= ?", p.Batches).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("ledger: progress of run %d: %w", id, err)
 	}
 	return nil
 }
@@ -137,6 +167,14 @@ func (l *Ledger) Logs(ctx context.Context, id int64) ([]LogEntry, error) {
 		return nil, fmt.Errorf("ledger: logs of run %d: %w", id, err)
 	}
 	return entries, nil
+}
+
+// owner is the node id to stamp on a run, nil for none.
+func (l *Ledger) owner() *string {
+	if l.node == "" {
+		return nil
+	}
+	return &l.node
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -55,7 +55,8 @@ func (l *Ledger) requestSweepTx(ctx context.Context, tx bun.IDB, pass string, at
 
 // ClaimWork takes up to n queued sweeps of the named passes, oldest first, exactly once
 // across every runtime sharing the database (on PostgreSQL FOR UPDATE SKIP LOCKED; SQLite
-// serialises the write transactions), marks them Claimed and their runs InProgress.
+// serialises the write transactions), marks them Claimed and their runs InProgress,
+// owned by this node.
 func (l *Ledger) ClaimWork(ctx context.Context, names []string, n int, at time.Time) ([]Claim, error) {
 	if len(names) == 0 {
 		return nil, nil
@@ -89,7 +90,7 @@ func (l *Ledger) ClaimWork(ctx context.Context, names []string, n int, at time.T
 			if _, err := tx.NewRaw("UPDATE ? SET state = ? WHERE id = ? AND state = ?", bun.Ident(l.table("work_queue")), WorkClaimed, c.WorkID, WorkQueued).Exec(ctx); err != nil {
 				return err
 			}
-			if _, err := tx.NewRaw("UPDATE ? SET state = ?, start_time = ? WHERE id = ?", bun.Ident(l.table("metadata")), InProgress, at.UTC(), c.RunID).Exec(ctx); err != nil {
+			if _, err := tx.NewRaw("UPDATE ? SET state = ?, start_time = ?, node_id = ? WHERE id = ?", bun.Ident(l.table("metadata")), InProgress, at.UTC(), l.owner(), c.RunID).Exec(ctx); err != nil {
 				return err
 			}
 		}
@@ -110,10 +111,11 @@ func (l *Ledger) FinishWork(ctx context.Context, runIDs []int64) error {
 	return err
 }
 
-// ActivateRun moves a claimed run to InProgress with the sweep's start and cutoff.
+// ActivateRun moves a claimed run to InProgress with the sweep's start and cutoff, owned
+// by this node.
 func (l *Ledger) ActivateRun(ctx context.Context, id int64, start, cutoff time.Time) error {
-	_, err := l.db.NewRaw("UPDATE ? SET state = ?, start_time = ?, cutoff = ? WHERE id = ?",
-		bun.Ident(l.table("metadata")), InProgress, start.UTC(), cutoff.UTC(), id).Exec(ctx)
+	_, err := l.db.NewRaw("UPDATE ? SET state = ?, start_time = ?, cutoff = ?, node_id = ? WHERE id = ?",
+		bun.Ident(l.table("metadata")), InProgress, start.UTC(), cutoff.UTC(), l.owner(), id).Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("ledger: activate run %d: %w", id, err)
 	}

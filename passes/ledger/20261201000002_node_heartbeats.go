@@ -1,0 +1,49 @@
+package ledger
+
+import (
+	"context"
+	"strings"
+
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
+	"github.com/uptrace/bun/migrate"
+)
+
+// registerNodes adds the migration for crash recovery: a table of the nodes writing the
+// ledger with their heartbeats, and the owning node of every run. (bun names the
+// migration after this file.)
+func registerNodes(m *migrate.Migrations, prefix string) {
+	m.MustRegister(func(ctx context.Context, db *bun.DB) error {
+		return inTx(ctx, db, nodeStatements(prefix, db.Dialect().Name() == dialect.PG))
+	}, func(ctx context.Context, db *bun.DB) error {
+		return inTx(ctx, db, []string{
+			"DROP INDEX IF EXISTS " + prefix + "metadata_open",
+			"ALTER TABLE " + prefix + "metadata DROP COLUMN node_id",
+			"DROP TABLE IF EXISTS " + prefix + "node",
+		})
+	})
+}
+
+// nodeStatements creates the node table and metadata.node_id. node_id is not a foreign
+// key: a run outlives the row of the node that ran it, which recovery prunes.
+func nodeStatements(p string, pg bool) []string {
+	ts, big := "TEXT", "INTEGER"
+	if pg {
+		ts, big = "TIMESTAMPTZ", "BIGINT"
+	}
+	r := strings.NewReplacer("{p}", p, "{ts}", ts, "{big}", big)
+	stmts := []string{
+		`CREATE TABLE {p}node (
+			id TEXT PRIMARY KEY,
+			host TEXT NOT NULL,
+			pid {big} NOT NULL,
+			started_time {ts} NOT NULL,
+			heartbeat_time {ts} NOT NULL)`,
+		`ALTER TABLE {p}metadata ADD COLUMN node_id TEXT`,
+		`CREATE INDEX {p}metadata_open ON {p}metadata (state, node_id)`,
+	}
+	for i, s := range stmts {
+		stmts[i] = r.Replace(s)
+	}
+	return stmts
+}
