@@ -65,6 +65,22 @@ func waitUntilWithin(t *testing.T, bound time.Duration, what string, cond func()
 	}
 }
 
+// expectWithin is waitUntilWithin for a check the scenario goes on after: it reports
+// the condition that did not come within bound and returns.
+func expectWithin(t *testing.T, bound time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(bound)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Errorf("%s: not within %v", what, bound)
+			return
+		}
+		<-tick.C
+	}
+}
+
 // eventsLeft counts the snapshotted events still in the table.
 func (f *fixture) eventsLeft() int {
 	return f.count(`SELECT count(*) FROM events e JOIN chaos_expect x ON x.id = e.id`)

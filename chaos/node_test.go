@@ -8,6 +8,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"os/exec"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -216,4 +218,22 @@ func summaryRow(t *testing.T, stdout, pass string) (deleted, skipped int, reason
 	}
 	t.Fatalf("no summary row for %s in:\n%s", pass, stdout)
 	return 0, 0, ""
+}
+
+// verdict is the node's last word: the line it prints on stderr when a command fails
+// ("retention: ..."), or "" when there is none.
+func (p *proc) verdict() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i := len(p.raw) - 1; i >= 0; i-- {
+		if strings.HasPrefix(p.raw[i], "retention: ") {
+			return p.raw[i]
+		}
+	}
+	return ""
+}
+
+// names reports whether the node's verdict names the number n (as a whole number).
+func (p *proc) names(n int) bool {
+	return regexp.MustCompile(`(^|\D)` + strconv.Itoa(n) + `(\D|$)`).MatchString(p.verdict())
 }
