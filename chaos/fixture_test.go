@@ -90,10 +90,18 @@ func (f *fixture) reconnect() {
 
 // seed writes events from..to: nine in ten expired (40 days old, 30 is the retention),
 // every seventh 'pending' (filtered out), every fiftieth on hold; children for every
-// third (two items, one part under every odd item), a note for every fourth.
+// third (two items, one part under every odd item), a note for every fourth. The rows
+// and their expectations commit in one transaction, so a running node never sees a
+// row whose expectation is not yet written.
 func (f *fixture) seed(from, to int) {
 	f.t.Helper()
 	r := strings.NewReplacer("{from}", fmt.Sprint(from), "{to}", fmt.Sprint(to))
+	ctx := context.Background()
+	tx, err := f.db.BeginTx(ctx, nil)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer tx.Rollback()
 	for _, q := range []string{
 		`INSERT INTO events (id, created_at, state)
 		 SELECT g, CASE WHEN g % 10 = 0 THEN now() - interval '1 hour'
@@ -106,17 +114,21 @@ func (f *fixture) seed(from, to int) {
 		 SELECT i.id * 10 + 1, i.id FROM event_items i WHERE i.event_id BETWEEN {from} AND {to} AND i.id % 2 = 1`,
 		`INSERT INTO event_notes (id, event_id) SELECT g, g FROM generate_series({from}, {to}) g WHERE g % 4 = 0`,
 		`INSERT INTO holds (id, event_id) SELECT g, g FROM generate_series({from}, {to}) g WHERE g % 50 = 1`,
+		`ANALYZE`, // fresh tables have no statistics: the snapshot's subqueries would scan
+		snapshot,
 	} {
-		f.exec(r.Replace(q))
+		if _, err := tx.ExecContext(ctx, r.Replace(q)); err != nil {
+			f.t.Fatalf("%s: %v", q, err)
+		}
 	}
-	f.exec(`ANALYZE`) // fresh tables have no statistics: the snapshot's subqueries would scan
-	f.snapshot()
+	if err := tx.Commit(); err != nil {
+		f.t.Fatal(err)
+	}
 }
 
 // snapshot adds every event not yet in chaos_expect, judged by the pass's rules as
 // SQL: expired (older than 30 days), state 'done', no hold.
-func (f *fixture) snapshot() {
-	f.exec(`INSERT INTO chaos_expect (id, goes, items, notes, parts)
+const snapshot = `INSERT INTO chaos_expect (id, goes, items, notes, parts)
 		SELECT e.id,
 		       e.created_at < now() - interval '30 days' AND e.state = 'done'
 		         AND NOT EXISTS (SELECT 1 FROM holds h WHERE h.event_id = e.id),
@@ -124,8 +136,7 @@ func (f *fixture) snapshot() {
 		       (SELECT count(*) FROM event_notes n WHERE n.event_id = e.id),
 		       (SELECT count(*) FROM item_parts p JOIN event_items i ON i.id = p.item_id WHERE i.event_id = e.id)
 		FROM events e
-		ON CONFLICT (id) DO NOTHING`)
-}
+		ON CONFLICT (id) DO NOTHING`
 
 // hold records the ids a query returns as held: rows the rules would delete that the
 // scenario's fault keeps.
@@ -150,28 +161,42 @@ type figures struct {
 	ledgerRows int // rows_deleted the ledger recorded for the events pass
 }
 
-// measure computes the figures, all in SQL.
+// measure computes the figures, all in SQL, from one snapshot of the database.
 func (f *fixture) measure() figures {
 	f.t.Helper()
+	ctx := context.Background()
+	tx, err := f.db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer tx.Rollback()
+	count := func(q string) int {
+		f.t.Helper()
+		var n int
+		if err := tx.QueryRowContext(ctx, q).Scan(&n); err != nil {
+			f.t.Fatalf("%s: %v", q, err)
+		}
+		return n
+	}
 	var g figures
 	gone := `NOT EXISTS (SELECT 1 FROM events e WHERE e.id = x.id)`
 	held := `x.id IN (SELECT id FROM chaos_held)`
-	g.deleted = f.count(`SELECT count(*) FROM chaos_expect x WHERE ` + gone)
-	g.kept = f.count(`SELECT count(*) FROM chaos_expect x WHERE NOT ` + gone)
-	g.wrongly = f.count(`SELECT count(*) FROM chaos_expect x WHERE x.goes IS FALSE AND ` + gone)
-	g.left = f.count(`SELECT count(*) FROM chaos_expect x WHERE x.goes IS TRUE AND NOT ` + held + ` AND NOT ` + gone)
-	g.heldGone = f.count(`SELECT count(*) FROM chaos_expect x WHERE ` + held + ` AND ` + gone)
-	g.half = f.count(`SELECT count(*) FROM chaos_expect x JOIN events e ON e.id = x.id WHERE
+	g.deleted = count(`SELECT count(*) FROM chaos_expect x WHERE ` + gone)
+	g.kept = count(`SELECT count(*) FROM chaos_expect x WHERE NOT ` + gone)
+	g.wrongly = count(`SELECT count(*) FROM chaos_expect x WHERE x.goes IS FALSE AND ` + gone)
+	g.left = count(`SELECT count(*) FROM chaos_expect x WHERE x.goes IS TRUE AND NOT ` + held + ` AND NOT ` + gone)
+	g.heldGone = count(`SELECT count(*) FROM chaos_expect x WHERE ` + held + ` AND ` + gone)
+	g.half = count(`SELECT count(*) FROM chaos_expect x JOIN events e ON e.id = x.id WHERE
 			x.items <> (SELECT count(*) FROM event_items i WHERE i.event_id = x.id)
 		 OR x.notes <> (SELECT count(*) FROM event_notes n WHERE n.event_id = x.id)
 		 OR x.parts <> (SELECT count(*) FROM item_parts p JOIN event_items i ON i.id = p.item_id WHERE i.event_id = x.id)`) +
-		f.count(`SELECT count(*) FROM event_notes n WHERE NOT EXISTS (SELECT 1 FROM events e WHERE e.id = n.event_id)`) +
-		f.count(`SELECT count(*) FROM event_items i WHERE NOT EXISTS (SELECT 1 FROM events e WHERE e.id = i.event_id)`) +
-		f.count(`SELECT count(*) FROM item_parts p WHERE NOT EXISTS (SELECT 1 FROM event_items i WHERE i.id = p.item_id)`)
+		count(`SELECT count(*) FROM event_notes n WHERE NOT EXISTS (SELECT 1 FROM events e WHERE e.id = n.event_id)`) +
+		count(`SELECT count(*) FROM event_items i WHERE NOT EXISTS (SELECT 1 FROM events e WHERE e.id = i.event_id)`) +
+		count(`SELECT count(*) FROM item_parts p WHERE NOT EXISTS (SELECT 1 FROM event_items i WHERE i.id = p.item_id)`)
 	g.inProgress, g.ledgerRows = -1, -1
-	if f.count(`SELECT count(*) FROM pg_tables WHERE tablename = 'retention_metadata'`) == 1 {
-		g.inProgress = f.count(`SELECT count(*) FROM retention_metadata WHERE state = 'InProgress'`)
-		g.ledgerRows = f.count(`SELECT coalesce(sum(rows_deleted), 0) FROM retention_metadata WHERE name = 'events'`)
+	if count(`SELECT count(*) FROM pg_tables WHERE tablename = 'retention_metadata'`) == 1 {
+		g.inProgress = count(`SELECT count(*) FROM retention_metadata WHERE state = 'InProgress'`)
+		g.ledgerRows = count(`SELECT coalesce(sum(rows_deleted), 0) FROM retention_metadata WHERE name = 'events'`)
 	}
 	return g
 }
