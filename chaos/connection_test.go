@@ -24,6 +24,9 @@ func TestBackendsKilledMidBatch(t *testing.T) {
 		n.waitFor("a failed sweep", msg("sweep failed", "events"))
 	}
 	killed := stop()
+	if killed == 0 {
+		t.Error("no backend was terminated: the fault was not injected")
+	}
 	n.waitFor("a drained sweep after the killing stopped", sweepDone("events", "drained"))
 	n.signal(syscall.SIGTERM)
 	if code := rec.exit(n.wait()); code != 0 {

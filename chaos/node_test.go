@@ -128,7 +128,7 @@ func (p *proc) signal(sig syscall.Signal) {
 }
 
 // wait waits for the node to exit and returns its exit code (-1 when a signal ended
-// it). A data race the node's race detector reported fails the scenario.
+// it). A data race the node's race detector reported, or a panic, fails the scenario.
 func (p *proc) wait() int {
 	p.t.Helper()
 	deadline := time.After(guard)
@@ -148,8 +148,10 @@ func (p *proc) wait() int {
 		}
 	}
 	_ = p.cmd.Wait()
-	if strings.Contains(p.output(), "WARNING: DATA RACE") {
-		p.t.Errorf("the node reported a data race:\n%s", p.output())
+	if out := p.output(); strings.Contains(out, "WARNING: DATA RACE") {
+		p.t.Errorf("the node reported a data race:\n%s", out)
+	} else if strings.Contains(out, "\npanic: ") || strings.HasPrefix(out, "panic: ") {
+		p.t.Errorf("the node panicked:\n%s", out)
 	}
 	return p.cmd.ProcessState.ExitCode()
 }
