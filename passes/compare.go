@@ -12,7 +12,12 @@ func compareCandidates(a, b candidate) int {
 	if c := compareValues(a.ts, b.ts); c != 0 {
 		return c
 	}
-	return compareValues(a.key, b.key)
+	for i := range min(len(a.key), len(b.key)) {
+		if c := compareValues(a.key[i], b.key[i]); c != 0 {
+			return c
+		}
+	}
+	return 0
 }
 
 // compareValues compares two values scanned from one column, so they share a type.
@@ -23,12 +28,18 @@ func compareValues(a, b any) int {
 			return x.Compare(y)
 		}
 	case int64:
-		if y, ok := b.(int64); ok {
+		switch y := b.(type) {
+		case int64:
 			return cmp.Compare(x, y)
+		case float64:
+			return cmp.Compare(float64(x), y)
 		}
 	case float64:
-		if y, ok := b.(float64); ok {
+		switch y := b.(type) {
+		case float64:
 			return cmp.Compare(x, y)
+		case int64:
+			return cmp.Compare(x, float64(y))
 		}
 	case string:
 		if y, ok := b.(string); ok {

@@ -39,6 +39,7 @@ type Table struct {
 	db       *bun.DB
 	name     string
 	spec     TableSpec
+	key      []string     // the key's columns
 	children []*childNode // deepest first
 	blockers []*childNode // direct children with on_delete: block
 	postgres bool
@@ -54,7 +55,7 @@ func NewTable(db *bun.DB, name string, spec TableSpec) (*Table, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pass %q: children: %w", name, err)
 	}
-	t := &Table{db: db, name: name, spec: spec, children: children, postgres: isPostgres(db)}
+	t := &Table{db: db, name: name, spec: spec, key: spec.keyColumns(), children: children, postgres: isPostgres(db)}
 	for _, c := range children {
 		if c.onDelete() == OnDeleteBlock {
 			t.blockers = append(t.blockers, c)
@@ -80,10 +81,13 @@ func (t *Table) Factory() Factory {
 // tableSweep is one sweep over a Table: the keyset cursor lives here, and on PostgreSQL
 // the connection the sweep's batches run on.
 type tableSweep struct {
-	t      *Table
-	cursor *candidate
-	pg     *bun.Conn // PostgreSQL: one connection for the sweep
-	pid    int       // its backend, to cancel a statement with
+	t       *Table
+	cursor  *candidate
+	layout  *tableLayout // read before the first batch
+	skipped [][]any      // keys bisection skipped in this sweep
+	exclude [][]any      // skipped keys left out after a rewind to the start
+	pg      *bun.Conn    // PostgreSQL: one connection for the sweep
+	pid     int          // its backend, to cancel a statement with
 }
 
 // conn returns what the batch runs on. On PostgreSQL that is one connection held for the
@@ -132,8 +136,9 @@ func (s *tableSweep) Close() error {
 	return err
 }
 
+// candidate is one row a batch read: its key (one value per key column) and timestamp.
 type candidate struct {
-	key any
+	key []any
 	ts  any
 }
 
@@ -145,21 +150,29 @@ func (s *tableSweep) PurgeBatch(ctx context.Context, batchSize int, olderThan ti
 		ctx, cancel = context.WithTimeout(ctx, t.spec.StatementTimeout)
 		defer cancel()
 	}
-	cut := t.cutoff(olderThan)
 	db, err := s.conn(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("pass %q: %w", t.name, err)
 	}
+	if s.layout == nil {
+		if s.layout, err = t.readLayout(ctx, db); err != nil {
+			return 0, fmt.Errorf("pass %q: %w", t.name, err)
+		}
+	}
+	cut := t.cutoff(olderThan, s.layout)
 	stop := s.cancelOnDone(ctx)
 	defer stop()
 	var deleted []candidate
 	if t.singleStatement() {
-		deleted, err = t.deleteNext(ctx, db, batchSize, cut, s.cursor)
+		deleted, err = t.deleteNext(ctx, db, batchSize, cut, s.position(), s.layout)
 	} else {
-		deleted, err = t.deleteNextInTx(ctx, db, batchSize, cut, s.cursor)
+		deleted, err = t.deleteNextInTx(ctx, db, batchSize, cut, s.position(), s.layout)
 	}
 	if err == nil {
-		s.advance(deleted)
+		s.advance(deleted, t.postgres || !t.singleStatement())
+		if len(deleted) < batchSize {
+			s.passedOver(ctx, db, cut)
+		}
 		return len(deleted), nil
 	}
 	if !IsRowSpecific(err) || ctx.Err() != nil {
@@ -174,8 +187,16 @@ func (t *Table) singleStatement() bool {
 	return len(t.children) == 0 && t.spec.StatementTimeout == 0
 }
 
-// advance moves the cursor to the greatest (timestamp, key) of the batch.
-func (s *tableSweep) advance(batch []candidate) {
+// advance moves the cursor to the greatest (timestamp, key) of the batch: its last row
+// when the database ordered it (PostgreSQL's collations and numeric order are its own),
+// else the greatest as Go compares them (SQLite's default binary collation agrees). A
+// cursor short of the batch's end only makes the next batch re-read deleted ground.
+func (s *tableSweep) advance(batch []candidate, ordered bool) {
+	if ordered && len(batch) > 0 {
+		c := batch[len(batch)-1]
+		s.cursor = &c
+		return
+	}
 	for i := range batch {
 		if s.cursor == nil || compareCandidates(batch[i], *s.cursor) > 0 {
 			c := batch[i]
@@ -186,59 +207,37 @@ func (s *tableSweep) advance(batch []candidate) {
 
 // bisectNext handles a batch that failed on a constraint: it reads the same candidates
 // without deleting, moves the cursor past them, and deletes them half by half.
-func (s *tableSweep) bisectNext(ctx context.Context, db bun.IDB, batchSize int, cut any) (int, error) {
+func (s *tableSweep) bisectNext(ctx context.Context, db bun.IDB, batchSize int, cut cutoff) (int, error) {
 	t := s.t
-	cands, err := t.candidates(ctx, db, batchSize, cut, s.cursor, false)
+	cands, err := t.candidates(ctx, db, batchSize, cut, s.position(), false, s.layout)
 	if err != nil {
 		return 0, fmt.Errorf("pass %q: select batch: %w", t.name, err)
 	}
-	s.advance(cands)
-	keys := make([]any, len(cands))
+	s.advance(cands, true)
+	keys := make([][]any, len(cands))
 	for i, c := range cands {
 		keys[i] = c.key
 	}
-	deleted, _, err := t.deleteOrBisect(ctx, db, keys, cut)
+	deleted, skipped, err := t.deleteOrBisect(ctx, db, keys, cut, s.layout)
+	s.skipped = append(s.skipped, skipped...)
+	if err == nil && deleted+len(skipped) < batchSize {
+		s.passedOver(ctx, db, cut)
+	}
 	return deleted, err
 }
 
-// cutoff converts the cutoff to the column's representation, rounded up to its
-// precision, so "stored < converted" holds exactly when the stored time is before the
-// cutoff.
-func (t *Table) cutoff(at time.Time) any {
-	at = at.UTC()
-	switch t.spec.TimestampFormat {
-	case TimestampUnixSeconds:
-		return ceilDiv(at.UnixNano(), int64(time.Second))
-	case TimestampUnixMillis:
-		return ceilDiv(at.UnixNano(), int64(time.Millisecond))
-	}
-	at = at.Add(time.Microsecond - time.Nanosecond).Truncate(time.Microsecond)
-	if t.postgres {
-		return at
-	}
-	return at.Format("2006-01-02 15:04:05.999999-07:00") // as bun writes a time.Time on SQLite
-}
-
-func ceilDiv(a, b int64) int64 {
-	q := a / b
-	if a%b != 0 && a > 0 {
-		q++
-	}
-	return q
-}
-
 // eligible appends the conditions every deleted row meets: expired, matching the filter
-// and the trusted where, and not held by a block child.
-func (t *Table) eligible(q *bun.SelectQuery, cut any) *bun.SelectQuery {
-	q = q.Where("? < ?", t.col(t.spec.Timestamp), cut)
+// and the where, and not held by a block child.
+func (t *Table) eligible(q *bun.SelectQuery, cut cutoff) *bun.SelectQuery {
+	q = q.Where("?", t.expired(cut))
 	if f := t.spec.Filter; f != nil {
-		q = q.Where("? IN (?)", t.col(f.Column), bun.List(f.In))
+		q = q.Where("?", f.condition(t.col(f.Column)))
 	}
 	if t.spec.Where != "" {
 		q = q.Where("(?)", bun.Safe(t.spec.Where))
 	}
 	for _, b := range t.blockers {
-		q = q.Where("NOT EXISTS (SELECT 1 FROM ? WHERE ? = ?)", ident(b.spec.Table), qualified(b.spec.Table, b.spec.ForeignKey), t.col(t.spec.Key))
+		q = q.Where("NOT EXISTS (SELECT 1 FROM ? WHERE ?)", ident(b.spec.Table), joinOn(b.spec.Table, b.foreignKey(), t.spec.Table, t.key))
 	}
 	return q
 }
@@ -253,8 +252,8 @@ func qualified(table, column string) schema.QueryAppender {
 
 // candidates reads the next n eligible rows after the cursor, in (timestamp, key)
 // order; with lock, on PostgreSQL, it locks them and skips rows another transaction holds.
-func (t *Table) candidates(ctx context.Context, db bun.IDB, n int, cut any, after *candidate, lock bool) ([]candidate, error) {
-	q := t.nextQuery(db, n, cut, after).ColumnExpr("?, ?", t.col(t.spec.Key), t.col(t.spec.Timestamp))
+func (t *Table) candidates(ctx context.Context, db bun.IDB, n int, cut cutoff, pos position, lock bool, lay *tableLayout) ([]candidate, error) {
+	q := t.nextQuery(db, n, cut, pos).ColumnExpr("?, ?", columnList(t.spec.Table, t.key), t.col(t.spec.Timestamp))
 	if lock && t.postgres {
 		q = q.For("UPDATE SKIP LOCKED")
 	}
@@ -262,26 +261,46 @@ func (t *Table) candidates(ctx context.Context, db bun.IDB, n int, cut any, afte
 	if err != nil {
 		return nil, err
 	}
-	return scanCandidates(rows)
+	return scanCandidates(rows, lay)
 }
 
-// nextQuery selects (without columns) the next n eligible rows after the cursor.
-func (t *Table) nextQuery(db bun.IDB, n int, cut any, after *candidate) *bun.SelectQuery {
+// position is where a sweep's next batch starts: after the cursor, leaving out the
+// keys it already skipped when it went back to the start (see passedOver).
+type position struct {
+	after   *candidate
+	exclude [][]any
+}
+
+func (s *tableSweep) position() position { return position{after: s.cursor, exclude: s.exclude} }
+
+// nextQuery selects (without columns) the next n eligible rows after the position.
+func (t *Table) nextQuery(db bun.IDB, n int, cut cutoff, pos position) *bun.SelectQuery {
 	q := t.eligible(db.NewSelect().TableExpr("?", ident(t.spec.Table)), cut)
-	if after != nil {
-		q = q.Where("(?, ?) > (?, ?)", t.col(t.spec.Timestamp), t.col(t.spec.Key), after.ts, after.key)
+	if after := pos.after; after != nil {
+		q = q.Where("(?, ?) > (?, ?)", t.col(t.spec.Timestamp), columnList(t.spec.Table, t.key), after.ts, bun.List(after.key))
 	}
-	return q.OrderExpr("?, ?", t.col(t.spec.Timestamp), t.col(t.spec.Key)).Limit(int64(n))
+	if len(pos.exclude) > 0 {
+		q = q.Where("? NOT IN (?)", tuple(t.spec.Table, t.key), keyList(pos.exclude))
+	}
+	return q.OrderExpr("?, ?", t.col(t.spec.Timestamp), columnList(t.spec.Table, t.key)).Limit(int64(n))
 }
 
-func scanCandidates(rows *sql.Rows) ([]candidate, error) {
+// scanCandidates reads rows of key columns then the timestamp.
+func scanCandidates(rows *sql.Rows, lay *tableLayout) ([]candidate, error) {
 	defer rows.Close()
+	width := len(lay.keyTypes)
 	var out []candidate
 	for rows.Next() {
-		var c candidate
-		if err := rows.Scan(&c.key, &c.ts); err != nil {
+		c := candidate{key: make([]any, width)}
+		dst := make([]any, width+1)
+		for i := range c.key {
+			dst[i] = &c.key[i]
+		}
+		dst[width] = &c.ts
+		if err := rows.Scan(dst...); err != nil {
 			return nil, err
 		}
+		lay.fixKey(c.key)
 		out = append(out, c)
 	}
 	return out, rows.Err()
@@ -289,39 +308,48 @@ func scanCandidates(rows *sql.Rows) ([]candidate, error) {
 
 // deleteNext deletes the next batch in one statement and returns the deleted rows'
 // keys and timestamps. On PostgreSQL the keys are locked (skipping rows another sweeper
-// holds) in a subquery whose result is an array, so the delete finds them through the
-// key's index whatever the batch size; SQLite takes its write lock for the statement.
-func (t *Table) deleteNext(ctx context.Context, db bun.IDB, n int, cut any, after *candidate) ([]candidate, error) {
-	sub := t.nextQuery(db, n, cut, after).ColumnExpr("?", t.col(t.spec.Key))
-	q := db.NewDelete().TableExpr("?", ident(t.spec.Table))
+// holds) in a subquery; a one-column key's result becomes an array, so the delete finds
+// the rows through the key's index whatever the batch size. SQLite takes its write lock
+// for the statement.
+func (t *Table) deleteNext(ctx context.Context, db bun.IDB, n int, cut cutoff, pos position, lay *tableLayout) ([]candidate, error) {
+	sub := t.nextQuery(db, n, cut, pos).ColumnExpr("?", columnList(t.spec.Table, t.key))
 	if t.postgres {
-		q = q.Where("? = ANY(ARRAY(?))", t.col(t.spec.Key), sub.For("UPDATE SKIP LOCKED"))
-	} else {
-		q = q.Where("? IN (?)", t.col(t.spec.Key), sub)
+		sub = sub.For("UPDATE SKIP LOCKED")
 	}
-	query := q.Returning("?, ?", bun.Ident(t.spec.Key), bun.Ident(t.spec.Timestamp)).String()
+	q := db.NewDelete().TableExpr("?", ident(t.spec.Table))
+	if t.postgres && len(t.key) == 1 {
+		q = q.Where("? = ANY(ARRAY(?))", t.col(t.key[0]), sub)
+	} else {
+		q = q.Where("? IN (?)", tuple(t.spec.Table, t.key), sub)
+	}
+	q = q.Returning("?, ?", columnList("", t.key), bun.Ident(t.spec.Timestamp))
+	query := q.String()
+	if t.postgres {
+		// RETURNING comes in no particular order; the cursor wants the last row.
+		query = db.NewRaw("WITH deleted AS (?) SELECT * FROM deleted ORDER BY ?, ?", q, bun.Ident(t.spec.Timestamp), columnList("", t.key)).String()
+	}
 	rows, err := db.QueryContext(ctx, query)
 	if err != nil {
 		return nil, err
 	}
-	return scanCandidates(rows)
+	return scanCandidates(rows, lay)
 }
 
 // deleteNextInTx deletes the next batch with its children in one transaction: lock the
 // candidates, delete or clear their children, delete them by key.
-func (t *Table) deleteNextInTx(ctx context.Context, db bun.IDB, n int, cut any, after *candidate) ([]candidate, error) {
+func (t *Table) deleteNextInTx(ctx context.Context, db bun.IDB, n int, cut cutoff, pos position, lay *tableLayout) ([]candidate, error) {
 	var deleted []candidate
 	err := TxUnitOfWork{DB: db}.Execute(ctx, func(ctx context.Context) error {
 		tx := DB(ctx, db)
 		if err := t.setStatementTimeout(ctx, tx); err != nil {
 			return err
 		}
-		cands, err := t.candidates(ctx, tx, n, cut, after, true)
+		cands, err := t.candidates(ctx, tx, n, cut, pos, true, lay)
 		if err != nil || len(cands) == 0 {
 			deleted = nil
 			return err
 		}
-		keys := make([]any, len(cands))
+		keys := make([][]any, len(cands))
 		for i, c := range cands {
 			keys[i] = c.key
 		}
@@ -344,39 +372,52 @@ func (t *Table) setStatementTimeout(ctx context.Context, tx bun.IDB) error {
 
 // deleteLocked handles the children of keys (already locked by this transaction) deepest
 // first, then deletes the keys.
-func (t *Table) deleteLocked(ctx context.Context, tx bun.IDB, keys []any) error {
+func (t *Table) deleteLocked(ctx context.Context, tx bun.IDB, keys [][]any) error {
 	for _, c := range t.children {
 		if err := t.handleChild(ctx, tx, c, keys); err != nil {
 			return err
 		}
 	}
-	_, err := tx.NewDelete().TableExpr("?", ident(t.spec.Table)).Where("? IN (?)", bun.Ident(t.spec.Key), bun.List(keys)).Exec(ctx)
+	_, err := tx.NewDelete().TableExpr("?", ident(t.spec.Table)).Where("? IN (?)", tuple("", t.key), keyList(keys)).Exec(ctx)
 	return err
 }
 
 // deleteOrBisect deletes keys in one transaction; when that fails on a constraint, it
-// splits the keys and tries each half, down to single rows, which it skips.
-func (t *Table) deleteOrBisect(ctx context.Context, db bun.IDB, keys []any, cut any) (deleted, skipped int, err error) {
-	n, err := t.deleteKeys(ctx, db, keys, cut)
+// splits the keys and tries each half, down to single rows, which it skips (and
+// returns).
+func (t *Table) deleteOrBisect(ctx context.Context, db bun.IDB, keys [][]any, cut cutoff, lay *tableLayout) (deleted int, skipped [][]any, err error) {
+	if len(keys) == 0 {
+		return 0, nil, nil
+	}
+	n, err := t.deleteKeys(ctx, db, keys, cut, lay)
 	if err == nil {
-		return n, 0, nil
+		return n, nil, nil
 	}
 	if !IsRowSpecific(err) || ctx.Err() != nil {
-		return 0, 0, fmt.Errorf("pass %q: delete batch: %w", t.name, err)
+		return 0, nil, fmt.Errorf("pass %q: delete batch: %w", t.name, err)
 	}
 	if len(keys) == 1 {
-		ReportSkipped(ctx, keys[0], err)
-		return 0, 1, nil
+		ReportSkipped(ctx, t.reportedKey(keys[0]), err)
+		return 0, keys, nil
 	}
 	mid := len(keys) / 2
-	for _, half := range [][]any{keys[:mid], keys[mid:]} {
-		d, s, err := t.deleteOrBisect(ctx, db, half, cut)
-		deleted, skipped = deleted+d, skipped+s
+	for _, half := range [][][]any{keys[:mid], keys[mid:]} {
+		d, s, err := t.deleteOrBisect(ctx, db, half, cut, lay)
+		deleted, skipped = deleted+d, append(skipped, s...)
 		if err != nil {
 			return deleted, skipped, err
 		}
 	}
 	return deleted, skipped, nil
+}
+
+// reportedKey is how a skipped row's key is reported: the value of a one-column key,
+// the list of values of a composite one.
+func (t *Table) reportedKey(key []any) any {
+	if len(key) == 1 {
+		return key[0]
+	}
+	return key
 }
 
 // IsRowSpecific reports whether err is a failure that some rows of a batch cause and
@@ -396,14 +437,14 @@ func IsRowSpecific(err error) bool {
 
 // deleteKeys deletes exactly keys (those still eligible) in one transaction: bisection
 // runs each part through it.
-func (t *Table) deleteKeys(ctx context.Context, db bun.IDB, keys []any, cut any) (int, error) {
+func (t *Table) deleteKeys(ctx context.Context, db bun.IDB, keys [][]any, cut cutoff, lay *tableLayout) (int, error) {
 	var deleted int
 	err := TxUnitOfWork{DB: db}.Execute(ctx, func(ctx context.Context) error {
 		tx := DB(ctx, db)
 		if err := t.setStatementTimeout(ctx, tx); err != nil {
 			return err
 		}
-		locked, err := t.lock(ctx, tx, keys, cut)
+		locked, err := t.lock(ctx, tx, keys, cut, lay)
 		if err != nil || len(locked) == 0 {
 			deleted = 0
 			return err
@@ -419,9 +460,9 @@ func (t *Table) deleteKeys(ctx context.Context, db bun.IDB, keys []any, cut any)
 
 // lock re-reads which of keys are still eligible and, on PostgreSQL, locks them, skipping
 // rows another transaction holds.
-func (t *Table) lock(ctx context.Context, tx bun.IDB, keys []any, cut any) ([]any, error) {
-	q := t.eligible(tx.NewSelect().TableExpr("?", ident(t.spec.Table)).ColumnExpr("?", t.col(t.spec.Key)), cut).
-		Where("? IN (?)", t.col(t.spec.Key), bun.List(keys))
+func (t *Table) lock(ctx context.Context, tx bun.IDB, keys [][]any, cut cutoff, lay *tableLayout) ([][]any, error) {
+	q := t.eligible(tx.NewSelect().TableExpr("?", ident(t.spec.Table)).ColumnExpr("?, ?", columnList(t.spec.Table, t.key), t.col(t.spec.Timestamp)), cut).
+		Where("? IN (?)", tuple(t.spec.Table, t.key), keyList(keys))
 	if t.postgres {
 		q = q.For("UPDATE SKIP LOCKED")
 	}
@@ -429,38 +470,40 @@ func (t *Table) lock(ctx context.Context, tx bun.IDB, keys []any, cut any) ([]an
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	var locked []any
-	for rows.Next() {
-		var k any
-		if err := rows.Scan(&k); err != nil {
-			return nil, err
-		}
-		locked = append(locked, k)
+	cands, err := scanCandidates(rows, lay)
+	if err != nil {
+		return nil, err
 	}
-	return locked, rows.Err()
+	locked := make([][]any, len(cands))
+	for i, c := range cands {
+		locked[i] = c.key
+	}
+	return locked, nil
 }
 
 // parentKeys is the set of keys a child's foreign key points into: the batch's keys for
 // a direct child, or a subquery walking down from them for a nested one.
-func (t *Table) parentKeys(c *childNode, keys []any) schema.QueryAppender {
+func (t *Table) parentKeys(c *childNode, keys [][]any) schema.QueryAppender {
 	if c.parent == nil {
-		return bun.List(keys)
+		return keyList(keys)
 	}
 	p := c.parent
-	return bun.SafeQuery("SELECT ? FROM ? WHERE ? IN (?)", bun.Ident(p.key()), ident(p.spec.Table), bun.Ident(p.spec.ForeignKey), t.parentKeys(p, keys))
+	return bun.SafeQuery("SELECT ? FROM ? WHERE ? IN (?)", columnList("", p.key()), ident(p.spec.Table), tuple("", p.foreignKey()), t.parentKeys(p, keys))
 }
 
-func (t *Table) handleChild(ctx context.Context, tx bun.IDB, c *childNode, keys []any) error {
+func (t *Table) handleChild(ctx context.Context, tx bun.IDB, c *childNode, keys [][]any) error {
 	var err error
+	fk := c.foreignKey()
 	switch c.onDelete() {
 	case OnDeleteDelete:
 		_, err = tx.NewDelete().TableExpr("?", ident(c.spec.Table)).
-			Where("? IN (?)", bun.Ident(c.spec.ForeignKey), t.parentKeys(c, keys)).Exec(ctx)
+			Where("? IN (?)", tuple("", fk), t.parentKeys(c, keys)).Exec(ctx)
 	case OnDeleteSetNull:
-		_, err = tx.NewUpdate().TableExpr("?", ident(c.spec.Table)).
-			Set("? = NULL", bun.Ident(c.spec.ForeignKey)).
-			Where("? IN (?)", bun.Ident(c.spec.ForeignKey), t.parentKeys(c, keys)).Exec(ctx)
+		q := tx.NewUpdate().TableExpr("?", ident(c.spec.Table))
+		for _, col := range fk {
+			q = q.Set("? = NULL", bun.Ident(col))
+		}
+		_, err = q.Where("? IN (?)", tuple("", fk), t.parentKeys(c, keys)).Exec(ctx)
 	}
 	if err != nil {
 		return fmt.Errorf("child table %s: %w", c.spec.Table, err)
@@ -478,9 +521,13 @@ type DryRunResult struct {
 
 // DryRun counts what a sweep at cutoff would delete, and what block children keep,
 // deleting nothing.
-func (t *Table) DryRun(ctx context.Context, cutoff time.Time) (DryRunResult, error) {
-	cut := t.cutoff(cutoff)
+func (t *Table) DryRun(ctx context.Context, at time.Time) (DryRunResult, error) {
 	var res DryRunResult
+	lay, err := t.readLayout(ctx, t.db)
+	if err != nil {
+		return res, fmt.Errorf("pass %q: dry run: %w", t.name, err)
+	}
+	cut := t.cutoff(at, lay)
 	n, err := t.eligible(t.db.NewSelect().TableExpr("?", ident(t.spec.Table)), cut).Count(ctx)
 	if err != nil {
 		return res, fmt.Errorf("pass %q: dry run: %w", t.name, err)
@@ -501,34 +548,16 @@ func (t *Table) DryRun(ctx context.Context, cutoff time.Time) (DryRunResult, err
 
 // OldestExpired returns the timestamp of the oldest row a sweep at cutoff would delete,
 // and false when there is none: how far behind the retention is.
-func (t *Table) OldestExpired(ctx context.Context, cutoff time.Time) (time.Time, bool, error) {
-	var raw any
-	err := t.eligible(t.db.NewSelect().TableExpr("?", ident(t.spec.Table)), t.cutoff(cutoff)).
-		ColumnExpr("min(?)", t.col(t.spec.Timestamp)).Scan(ctx, &raw)
+func (t *Table) OldestExpired(ctx context.Context, at time.Time) (time.Time, bool, error) {
+	lay, err := t.readLayout(ctx, t.db)
 	if err != nil {
 		return time.Time{}, false, fmt.Errorf("pass %q: oldest expired row: %w", t.name, err)
 	}
-	return t.timeOf(raw)
-}
-
-// timeOf converts a stored timestamp back to a time.
-func (t *Table) timeOf(raw any) (time.Time, bool, error) {
-	switch v := raw.(type) {
-	case nil:
-		return time.Time{}, false, nil
-	case time.Time:
-		return v, true, nil
-	case int64:
-		if t.spec.TimestampFormat == TimestampUnixMillis {
-			return time.UnixMilli(v).UTC(), true, nil
-		}
-		return time.Unix(v, 0).UTC(), true, nil
-	case string:
-		at, err := time.Parse("2006-01-02 15:04:05.999999-07:00", v)
-		return at, err == nil, err
-	case []byte:
-		at, err := time.Parse("2006-01-02 15:04:05.999999-07:00", string(v))
-		return at, err == nil, err
+	var raw any
+	err = t.eligible(t.db.NewSelect().TableExpr("?", ident(t.spec.Table)), t.cutoff(at, lay)).
+		ColumnExpr("?", t.oldestExpr()).Scan(ctx, &raw)
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("pass %q: oldest expired row: %w", t.name, err)
 	}
-	return time.Time{}, false, fmt.Errorf("pass %q: timestamp of type %T", t.name, raw)
+	return t.timeOf(raw, lay)
 }

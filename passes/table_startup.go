@@ -23,7 +23,7 @@ func (t *Table) ValidateStartup(ctx context.Context) validation.StartupResult {
 		warnings = append(warnings, fmt.Sprintf("pass %q: ", t.name)+fmt.Sprintf(format, args...))
 	}
 
-	columns := []string{t.spec.Key, t.spec.Timestamp}
+	columns := append(slices.Clone(t.key), t.spec.Timestamp)
 	if t.spec.Filter != nil {
 		columns = append(columns, t.spec.Filter.Column)
 	}
@@ -31,20 +31,23 @@ func (t *Table) ValidateStartup(ctx context.Context) validation.StartupResult {
 		fail("table %s or its columns %s: %v", t.spec.Table, strings.Join(columns, ", "), err)
 	}
 	for _, c := range t.children {
-		cols := []string{c.spec.ForeignKey}
+		cols := slices.Clone(c.foreignKey())
 		if len(c.spec.Children) > 0 {
-			cols = append(cols, c.key())
+			cols = append(cols, c.key()...)
 		}
 		if err := t.probe(ctx, c.spec.Table, cols...); err != nil {
 			fail("child table %s or its columns %s: %v", c.spec.Table, strings.Join(cols, ", "), err)
 		}
 	}
 	if len(failures) == 0 {
+		key := strings.Join(t.key, ", ")
 		if unique, err := t.uniqueKey(ctx); err != nil {
-			fail("checking that %s.%s is unique: %v", t.spec.Table, t.spec.Key, err)
+			fail("checking that %s (%s) is unique: %v", t.spec.Table, key, err)
 		} else if !unique {
-			fail("key %s.%s is not unique (no primary key or unique index on it alone): batches delete by key", t.spec.Table, t.spec.Key)
+			fail("key %s (%s) is not unique (no primary key or unique index on these columns): batches delete by key", t.spec.Table, key)
 		}
+		t.checkConditions(ctx, fail)
+		t.checkTimestamp(ctx, fail, warn)
 		t.indexWarnings(ctx, warn)
 	}
 	if len(failures) > 0 {
@@ -62,8 +65,9 @@ func (t *Table) indexWarnings(ctx context.Context, warn func(string, ...any)) {
 		if c.onDelete() == OnDeleteBlock && len(c.spec.Children) > 0 {
 			continue
 		}
-		if ok, err := t.leadsIndex(ctx, c.spec.Table, c.spec.ForeignKey); err == nil && !ok {
-			warn("no index starts with %s.%s: every batch scans that child table", c.spec.Table, c.spec.ForeignKey)
+		fk := c.foreignKey()[0]
+		if ok, err := t.leadsIndex(ctx, c.spec.Table, fk); err == nil && !ok {
+			warn("no index starts with %s.%s: every batch scans that child table", c.spec.Table, fk)
 		}
 	}
 }
@@ -116,25 +120,52 @@ func regclass(table string) string {
 	return strings.Join(parts, ".")
 }
 
+// uniqueKey reports whether some unique index (or the primary key) covers only key
+// columns: then no two rows share a key.
 func (t *Table) uniqueKey(ctx context.Context) (bool, error) {
-	var n int
+	indexes, err := t.uniqueIndexes(ctx)
+	if err != nil {
+		return false, err
+	}
+	for _, cols := range indexes {
+		covered := len(cols) > 0
+		for _, c := range cols {
+			covered = covered && slices.Contains(t.key, c)
+		}
+		if covered {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// uniqueIndexes lists the columns of each unique index of the table, and of its primary
+// key; an index on an expression lists a column named "".
+func (t *Table) uniqueIndexes(ctx context.Context) ([][]string, error) {
+	var lists []string
 	if t.postgres {
-		err := t.db.NewRaw(`SELECT count(*) FROM pg_index i
-			JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
-			WHERE i.indrelid = to_regclass(?) AND i.indisunique AND i.indnkeyatts = 1 AND a.attname = ?`,
-			regclass(t.spec.Table), t.spec.Key).Scan(ctx, &n)
-		return n > 0, err
+		err := t.db.NewRaw(`SELECT array_to_string(ARRAY(
+				SELECT coalesce(a.attname, '') FROM unnest(i.indkey[0:i.indnkeyatts-1]) WITH ORDINALITY k(attnum, ord)
+				LEFT JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum
+				ORDER BY k.ord), ',')
+			FROM pg_index i WHERE i.indrelid = to_regclass(?) AND i.indisunique AND i.indpred IS NULL`,
+			regclass(t.spec.Table)).Scan(ctx, &lists)
+		return splitLists(lists), err
 	}
 	table := sqliteTable(t.spec.Table)
-	err := t.db.NewRaw(`SELECT
-			(SELECT count(*) FROM pragma_table_info(?) WHERE pk > 0) = 1 AND
-			(SELECT count(*) FROM pragma_table_info(?) WHERE pk = 1 AND name = ?) = 1
-		OR (SELECT count(*) FROM pragma_index_list(?) il
-			WHERE il."unique" = 1
-			AND (SELECT count(*) FROM pragma_index_info(il.name)) = 1
-			AND (SELECT name FROM pragma_index_info(il.name)) = ?) > 0`,
-		table, table, t.spec.Key, table, t.spec.Key).Scan(ctx, &n)
-	return n > 0, err
+	err := t.db.NewRaw(`SELECT group_concat(name, ',') FROM (SELECT name FROM pragma_table_info(?) WHERE pk > 0 ORDER BY pk) HAVING count(*) > 0
+		UNION ALL
+		SELECT (SELECT group_concat(coalesce(ii.name, ''), ',') FROM pragma_index_info(il.name) ii)
+		FROM pragma_index_list(?) il WHERE il."unique" = 1 AND il.partial = 0`, table, table).Scan(ctx, &lists)
+	return splitLists(lists), err
+}
+
+func splitLists(lists []string) [][]string {
+	out := make([][]string, len(lists))
+	for i, l := range lists {
+		out[i] = strings.Split(l, ",")
+	}
+	return out
 }
 
 func (t *Table) leadsIndex(ctx context.Context, table, column string) (bool, error) {

@@ -28,9 +28,10 @@ type TimestampFormat string
 
 // The timestamp formats.
 const (
-	// TimestampNative is the database's own time type (PostgreSQL timestamp or
-	// timestamptz) or, on SQLite, the text bun writes for a time.Time: UTC as
-	// "2006-01-02 15:04:05.999999+00:00", which sorts as text in time order.
+	// TimestampNative is the database's own time type (PostgreSQL timestamp, timestamptz
+	// or date) or, on SQLite, text such as bun writes for a time.Time (UTC as
+	// "2006-01-02 15:04:05.999999+00:00"); SQLite texts with any offset are compared as
+	// instants.
 	TimestampNative TimestampFormat = "time"
 	// TimestampUnixSeconds is an integer count of seconds since 1970 UTC.
 	TimestampUnixSeconds TimestampFormat = "unix"
@@ -39,6 +40,8 @@ const (
 )
 
 // Filter narrows a table pass to rows whose Column holds one of In: only those expire.
+// A nil value in In matches rows whose Column is NULL (SQL's IN never would), so
+// `in: [done, null]` means "done or not set".
 type Filter struct {
 	Column string
 	In     []any
@@ -50,8 +53,13 @@ type ChildSpec struct {
 	Table string
 	// ForeignKey is the child's column that holds the parent's key.
 	ForeignKey string
+	// ForeignKeyColumns, instead of ForeignKey, are the child's columns that hold a
+	// composite parent key, in the order of the parent's key columns.
+	ForeignKeyColumns []string
 	// Key is the child's own key, which its children reference; default "id".
 	Key string
+	// KeyColumns, instead of Key, is the child's own composite key.
+	KeyColumns []string
 	// OnDelete is delete (default), set_null or block. block is allowed on direct
 	// children of the swept table only.
 	OnDelete OnDelete
@@ -66,14 +74,23 @@ type TableSpec struct {
 	Table string
 	// Key is its unique key column; batches are deleted by key.
 	Key string
+	// KeyColumns, instead of Key, is a composite unique key (tenant_id, id, say): the
+	// cursor, the deletes and the children then use all of its columns, in this order.
+	KeyColumns []string
 	// Timestamp is the column compared with the cutoff.
 	Timestamp string
 	// TimestampFormat is how Timestamp stores time; empty means TimestampNative.
 	TimestampFormat TimestampFormat
+	// TimestampZone is the IANA zone (Europe/Berlin, say) whose wall time a PostgreSQL
+	// "timestamp without time zone" column holds; empty means UTC. The cutoff is
+	// converted to that zone's wall time before it is compared.
+	TimestampZone string
 	// Filter, when set, limits the pass to rows whose column holds one of its values.
 	Filter *Filter
-	// Where is an extra condition ANDed to the selection. It is TRUSTED SQL, pasted as
-	// written: it must come from the operator's own configuration, never from a user.
+	// Where is an extra condition ANDed to the selection: one boolean expression over the
+	// table (see checkWhere for what is refused, and ValidateStartup, which has the
+	// database check it). It is TRUSTED SQL: it must come from the operator's own
+	// configuration, never from a user.
 	Where string
 	// Children are the tables that reference the swept table's key.
 	Children []ChildSpec
@@ -95,10 +112,19 @@ func (s TableSpec) Validate(name string) error {
 		}
 	}
 	identifier("table", s.Table)
-	identifier("key", s.Key)
+	columns("key", s.Key, s.KeyColumns, add, identifier)
 	identifier("timestamp", s.Timestamp)
 	switch s.TimestampFormat {
-	case "", TimestampNative, TimestampUnixSeconds, TimestampUnixMillis:
+	case "", TimestampNative:
+		if s.TimestampZone != "" {
+			if _, err := time.LoadLocation(s.TimestampZone); err != nil || strings.EqualFold(s.TimestampZone, "local") {
+				add("timestamp_zone", "must be an IANA time zone name (Europe/Berlin, UTC), got %s", quoteForMessage(s.TimestampZone))
+			}
+		}
+	case TimestampUnixSeconds, TimestampUnixMillis:
+		if s.TimestampZone != "" {
+			add("timestamp_zone", "applies to timestamp_format: time only; %s counts from 1970 UTC", s.TimestampFormat)
+		}
 	default:
 		add("timestamp_format", "must be %q, %q or %q, got %q", TimestampNative, TimestampUnixSeconds, TimestampUnixMillis, s.TimestampFormat)
 	}
@@ -107,27 +133,38 @@ func (s TableSpec) Validate(name string) error {
 		if len(s.Filter.In) == 0 {
 			add("filter.in", "must list at least one value")
 		}
+		for i, v := range s.Filter.In {
+			if !filterValueOK(v) {
+				add(fmt.Sprintf("filter.in[%d]", i), "must be a single value (text, number, true/false or null), got %T", v)
+			}
+		}
 	}
-	if strings.Contains(s.Where, ";") {
-		add("where", "must be one condition, without ';'")
+	if s.Where != "" {
+		if problem := checkWhere(s.Where); problem != "" {
+			add("where", "%s", problem)
+		}
 	}
 	if s.StatementTimeout < 0 {
 		add("statement_timeout", "must not be negative, got %v", s.StatementTimeout)
 	}
-	validateChildren(s.Children, "children", true, add, identifier)
+	validateChildren(s.Children, "children", len(s.keyColumns()), true, add, identifier)
 	if len(fields) == 0 {
 		return nil
 	}
 	return core.NewValidationErrorMessage(fmt.Sprintf("pass %q has an invalid table declaration", name), fields)
 }
 
-func validateChildren(children []ChildSpec, path string, direct bool, add func(string, string, ...any), identifier func(string, string)) {
+func validateChildren(children []ChildSpec, path string, parentKeys int, direct bool, add func(string, string, ...any), identifier func(string, string)) {
 	for i, c := range children {
 		p := fmt.Sprintf("%s[%d]", path, i)
+		n := &childNode{spec: c}
+		if fk := len(n.foreignKey()); fk != parentKeys {
+			add(p+".foreign_key", "has %d column(s), but the key it references has %d", fk, parentKeys)
+		}
 		identifier(p+".table", c.Table)
-		identifier(p+".foreign_key", c.ForeignKey)
-		if c.Key != "" {
-			identifier(p+".key", c.Key)
+		columns(p+".foreign_key", c.ForeignKey, c.ForeignKeyColumns, add, identifier)
+		if c.Key != "" || len(c.KeyColumns) > 0 {
+			columns(p+".key", c.Key, c.KeyColumns, add, identifier)
 		}
 		switch c.OnDelete {
 		case "", OnDeleteDelete:
@@ -141,9 +178,37 @@ func validateChildren(children []ChildSpec, path string, direct bool, add func(s
 		default:
 			add(p+".on_delete", "must be delete, set_null or block, got %q", c.OnDelete)
 		}
-		validateChildren(c.Children, p+".children", false, add, identifier)
+		validateChildren(c.Children, p+".children", len(n.key()), false, add, identifier)
 	}
 }
+
+// columns checks a column-or-columns field: one name, or a list of distinct names.
+func columns(field, one string, many []string, add func(string, string, ...any), identifier func(string, string)) {
+	switch {
+	case one != "" && len(many) > 0:
+		add(field, "is given both as one column and as a list")
+	case len(many) == 0:
+		identifier(field, one)
+	default:
+		for i, c := range many {
+			identifier(fmt.Sprintf("%s[%d]", field, i), c)
+			if slices.Contains(many[:i], c) {
+				add(field, "lists %s twice", c)
+			}
+		}
+	}
+}
+
+// columnsOf is a column-or-columns field as a list.
+func columnsOf(one string, many []string) []string {
+	if len(many) > 0 {
+		return many
+	}
+	return []string{one}
+}
+
+// keyColumns is the swept table's key, one column or several.
+func (s TableSpec) keyColumns() []string { return columnsOf(s.Key, s.KeyColumns) }
 
 // childNode is one child table placed in the tree under the swept table.
 type childNode struct {
@@ -152,11 +217,17 @@ type childNode struct {
 	depth  int
 }
 
-func (c *childNode) key() string {
-	if c.spec.Key != "" {
-		return c.spec.Key
+// key is the child's own key columns, which its children reference.
+func (c *childNode) key() []string {
+	if c.spec.Key == "" && len(c.spec.KeyColumns) == 0 {
+		return []string{"id"}
 	}
-	return "id"
+	return columnsOf(c.spec.Key, c.spec.KeyColumns)
+}
+
+// foreignKey is the child's columns that hold its parent's key.
+func (c *childNode) foreignKey() []string {
+	return columnsOf(c.spec.ForeignKey, c.spec.ForeignKeyColumns)
 }
 
 func (c *childNode) onDelete() OnDelete {

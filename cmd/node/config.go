@@ -44,9 +44,10 @@ type NodeConfig struct {
 type PassConfig struct {
 	Name               string        `yaml:"name"`
 	Table              string        `yaml:"table"`
-	Key                string        `yaml:"key"`
+	Key                Columns       `yaml:"key"`
 	Timestamp          string        `yaml:"timestamp"`
 	TimestampFormat    string        `yaml:"timestamp_format"`
+	TimestampZone      string        `yaml:"timestamp_zone"`
 	Filter             *FilterConfig `yaml:"filter"`
 	Where              string        `yaml:"where"`
 	RetentionPeriod    *Duration     `yaml:"retention_period"`
@@ -69,8 +70,8 @@ type FilterConfig struct {
 // ChildConfig is a child table of a pass.
 type ChildConfig struct {
 	Table      string        `yaml:"table"`
-	ForeignKey string        `yaml:"foreign_key"`
-	Key        string        `yaml:"key"`
+	ForeignKey Columns       `yaml:"foreign_key"`
+	Key        Columns       `yaml:"key"`
 	OnDelete   string        `yaml:"on_delete"`
 	Children   []ChildConfig `yaml:"children"`
 }
@@ -265,7 +266,9 @@ func (p PassConfig) build() (passes.Options, passes.TableSpec, error) {
 	set(p.SweepInterval, &o.SweepInterval)
 	set(p.MaxStartupStagger, &o.MaxStartupStagger)
 	set(p.BatchTimeout, &o.BatchTimeout)
-	spec := passes.TableSpec{Table: p.Table, Key: p.Key, Timestamp: p.Timestamp, TimestampFormat: passes.TimestampFormat(p.TimestampFormat), Where: p.Where, Children: children(p.Children)}
+	spec := passes.TableSpec{Table: p.Table, Timestamp: p.Timestamp, TimestampFormat: passes.TimestampFormat(p.TimestampFormat),
+		TimestampZone: p.TimestampZone, Where: p.Where, Children: children(p.Children)}
+	spec.Key, spec.KeyColumns = p.Key.split()
 	if p.Filter != nil {
 		spec.Filter = &passes.Filter{Column: p.Filter.Column, In: p.Filter.In}
 	}
@@ -276,7 +279,10 @@ func (p PassConfig) build() (passes.Options, passes.TableSpec, error) {
 func children(cs []ChildConfig) []passes.ChildSpec {
 	var out []passes.ChildSpec
 	for _, c := range cs {
-		out = append(out, passes.ChildSpec{Table: c.Table, ForeignKey: c.ForeignKey, Key: c.Key, OnDelete: passes.OnDelete(c.OnDelete), Children: children(c.Children)})
+		child := passes.ChildSpec{Table: c.Table, OnDelete: passes.OnDelete(c.OnDelete), Children: children(c.Children)}
+		child.ForeignKey, child.ForeignKeyColumns = c.ForeignKey.split()
+		child.Key, child.KeyColumns = c.Key.split()
+		out = append(out, child)
 	}
 	return out
 }

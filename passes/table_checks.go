@@ -1,0 +1,88 @@
+package passes
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/uptrace/bun"
+)
+
+// checkConditions has the database read the where and the filter, each on its own in a
+// statement that reads no row, so a where that is not an expression over the table (on
+// PostgreSQL: not a boolean one), or a filter value the column's type cannot hold,
+// fails at startup with the database's own message instead of at every sweep.
+func (t *Table) checkConditions(ctx context.Context, fail func(string, ...any)) {
+	probe := func(cond any) error {
+		rows, err := t.db.NewSelect().TableExpr("?", ident(t.spec.Table)).ColumnExpr("1").Where("?", cond).Where("1 = 0").Rows(ctx)
+		if err != nil {
+			return err
+		}
+		return rows.Close()
+	}
+	if t.spec.Where != "" {
+		if err := probe(bun.SafeQuery("(?)", bun.Safe(t.spec.Where))); err != nil {
+			fail("where %s is not a condition on %s: %v", quoteForMessage(t.spec.Where), t.spec.Table, err)
+		}
+	}
+	if f := t.spec.Filter; f != nil {
+		if err := probe(f.condition(t.col(f.Column))); err != nil {
+			fail("filter on %s: %v", f.Column, err)
+		}
+	}
+}
+
+// The PostgreSQL types a timestamp column may have, by format.
+var (
+	timeTypes = []string{"timestamp with time zone", "timestamp without time zone", "date"}
+	unixTypes = []string{"bigint", "integer", "smallint", "numeric", "double precision", "real"}
+)
+
+// checkTimestamp checks the timestamp column's type against the format, and warns when
+// a column without a zone meets a server whose TimeZone is not UTC and no
+// timestamp_zone says whose wall time it holds: values written as local time would
+// then be compared as UTC and expire early (behind UTC) or late (ahead of it).
+func (t *Table) checkTimestamp(ctx context.Context, fail, warn func(string, ...any)) {
+	native := t.spec.TimestampFormat == "" || t.spec.TimestampFormat == TimestampNative
+	if !t.postgres {
+		if t.spec.TimestampZone != "" {
+			fail("timestamp_zone applies to PostgreSQL columns of type timestamp without time zone; SQLite text timestamps carry their own offset or are read as UTC")
+		}
+		return
+	}
+	types, err := columnTypes(ctx, t.db, t.spec.Table)
+	if err != nil {
+		fail("column types of %s: %v", t.spec.Table, err)
+		return
+	}
+	typ := types[t.spec.Timestamp]
+	switch {
+	case native && !slices.Contains(timeTypes, typ):
+		fail("timestamp %s.%s is of type %s; timestamp_format time needs timestamp, timestamptz or date (unix and unix_ms are for integers)", t.spec.Table, t.spec.Timestamp, typ)
+	case !native && !slices.Contains(unixTypes, typ):
+		fail("timestamp %s.%s is of type %s; timestamp_format %s needs an integer column", t.spec.Table, t.spec.Timestamp, typ, t.spec.TimestampFormat)
+	case typ != "timestamp without time zone" && t.spec.TimestampZone != "":
+		warn("timestamp_zone %s is ignored: %s.%s is of type %s, which holds instants", t.spec.TimestampZone, t.spec.Table, t.spec.Timestamp, typ)
+	case typ == "timestamp without time zone" && t.spec.TimestampZone == "":
+		var zone string
+		if err := t.db.NewRaw("SELECT current_setting('TimeZone')").Scan(ctx, &zone); err == nil && !isUTC(zone) {
+			warn("timestamp %s.%s has no time zone and the server's TimeZone is %s: its values are compared as UTC wall time; if they hold local time, set timestamp_zone: %s",
+				t.spec.Table, t.spec.Timestamp, zone, zone)
+		}
+	}
+}
+
+// isUTC reports whether a PostgreSQL TimeZone setting is UTC all year round.
+func isUTC(zone string) bool {
+	loc, err := time.LoadLocation(zone)
+	if err != nil {
+		return false
+	}
+	year := time.Now().Year()
+	for _, m := range []time.Month{time.January, time.July} {
+		if _, off := time.Date(year, m, 1, 0, 0, 0, 0, loc).Zone(); off != 0 {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,40 @@
+package passes
+
+import (
+	"time"
+
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/schema"
+)
+
+// filterValueOK reports whether v can stand in a filter's value list: a single value
+// of a type the SQL formatter writes as a literal, or nil for NULL. A list or a map (a
+// YAML `in: [[a]]`, say) would otherwise reach the formatter and fail at every sweep.
+func filterValueOK(v any) bool {
+	switch v.(type) {
+	case nil, string, bool, int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, float32, float64, time.Time:
+		return true
+	}
+	return false
+}
+
+// condition is the filter as SQL over the column col. SQL's IN never matches NULL, so a
+// nil value becomes its own `col IS NULL`: `(col IN (...) OR col IS NULL)`.
+func (f *Filter) condition(col schema.QueryAppender) schema.QueryAppender {
+	var values []any
+	null := false
+	for _, v := range f.In {
+		if v == nil {
+			null = true
+			continue
+		}
+		values = append(values, v)
+	}
+	switch {
+	case !null:
+		return bun.SafeQuery("? IN (?)", col, bun.List(values))
+	case len(values) == 0:
+		return bun.SafeQuery("? IS NULL", col)
+	}
+	return bun.SafeQuery("(? IN (?) OR ? IS NULL)", col, bun.List(values), col)
+}
