@@ -244,6 +244,7 @@ type passOpts struct {
 	sweepInterval    string
 	maxBatches       int
 	statementTimeout string
+	batchTimeout     string
 }
 
 func (o passOpts) withDefaults() passOpts {
@@ -261,6 +262,9 @@ func (o passOpts) withDefaults() passOpts {
 	}
 	if o.statementTimeout == "" {
 		o.statementTimeout = "30s"
+	}
+	if o.batchTimeout == "" {
+		o.batchTimeout = "1m"
 	}
 	return o
 }
@@ -287,6 +291,7 @@ func eventsPass(o passOpts) string {
     max_startup_stagger: 0s
     max_batches_per_sweep: %d
     statement_timeout: %s
+    batch_timeout: %s
     children:
       - table: event_items
         foreign_key: event_id
@@ -294,7 +299,7 @@ func eventsPass(o passOpts) string {
           - { table: item_parts, foreign_key: item_id }
       - { table: event_notes, foreign_key: event_id }
       - { table: holds, foreign_key: event_id, on_delete: block }
-`, o.batchSize, o.batchDelay, o.sweepInterval, o.maxBatches, o.statementTimeout)
+`, o.batchSize, o.batchDelay, o.sweepInterval, o.maxBatches, o.statementTimeout, o.batchTimeout)
 }
 
 // writeConfig writes a node configuration: the database, the node section with

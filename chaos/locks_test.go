@@ -15,8 +15,9 @@ import (
 
 // TestLockedRowsAndChildren holds, in another session, FOR UPDATE locks on 50 expired
 // parents and on the children of 10 more, for as long as `sweep --drain` runs. The
-// drain must delete every other expired row, leave those 60, and exit 1 naming how
-// many are left; once the locks go, a second drain deletes them and exits 0.
+// drain must delete every other expired row, leave those 60, and, its retries spent
+// (--drain-retry 3s), exit 1 naming how many are left; once the locks go, a second
+// drain deletes them and exits 0.
 func TestLockedRowsAndChildren(t *testing.T) {
 	rec := the.results.begin(t, "FOR UPDATE on 50 expired parents and on the children of 10 more, held through `sweep --drain`; then released", "1, then 0")
 	f := newFixture(t)
@@ -42,7 +43,7 @@ func TestLockedRowsAndChildren(t *testing.T) {
 	}
 
 	path := f.config(passOpts{batchSize: 100, statementTimeout: "2s"}, "", "")
-	code, p := runToEnd(t, "sweep", "--drain", "--config", path)
+	code, p := runToEnd(t, "sweep", "--drain", "--drain-retry", "3s", "--config", path)
 	rec.exit(code)
 	g := f.measure()
 	g.exact(t, "with the locks held")
@@ -170,7 +171,7 @@ func TestRestrictingUnlistedForeignKeys(t *testing.T) {
 		t.Fatal("no deferred reference to an event with children: the scenario would not test a half-delete")
 	}
 
-	code, p := runToEnd(t, "sweep", "--drain", "--config", f.config(passOpts{batchSize: 100}, "", ""))
+	code, p := runToEnd(t, "sweep", "--drain", "--drain-retry", "2s", "--config", f.config(passOpts{batchSize: 100}, "", ""))
 	if rec.exit(code) != 1 || !p.names(held) {
 		t.Errorf("a drain that could not delete %d referenced rows exited %d, want 1 naming them:\n%s", held, code, p.output())
 	}

@@ -45,8 +45,8 @@ const sqlitePass = `  - name: events
 
 // TestSQLiteWriterHoldsTheLock takes SQLite's write lock in another connection
 // mid-drain and holds it past the node's busy timeout (200 ms) until the node gives
-// up: `sweep --drain` must leave whole batches, no half-deleted row, and exit 1; once
-// the lock goes, a second drain deletes the rest and exits 0.
+// up (--drain-retry 2s): `sweep --drain` must leave whole batches, no half-deleted
+// row, and exit 1; once the lock goes, a second drain deletes the rest and exits 0.
 func TestSQLiteWriterHoldsTheLock(t *testing.T) {
 	rec := the.results.begin(t, "SQLite: another writer holds the write lock past busy_timeout (200ms) mid `sweep --drain`; then releases", "1, then 0")
 	dir := t.TempDir()
@@ -87,7 +87,7 @@ func TestSQLiteWriterHoldsTheLock(t *testing.T) {
 	before := count(`SELECT count(*) FROM events`)
 
 	path := writeConfig(t, "sqlite", "file:"+file+"?_pragma=busy_timeout(200)", "", sqlitePass)
-	n := start(t, "sweep", "--drain", "--config", path)
+	n := start(t, "sweep", "--drain", "--drain-retry", "2s", "--config", path)
 	n.waitFor("the sweep", msg("sweep started", "events"))
 	waitUntil(t, "200 rows deleted", func() bool { return count(`SELECT count(*) FROM events`) <= before-200 })
 	holder, err := db.BeginTx(context.Background(), nil) // BEGIN IMMEDIATE: the DSN's _txlock
