@@ -6,7 +6,7 @@ GO        ?= go
 GOBIN     := $(shell $(GO) env GOPATH)/bin
 STATICCHECK_VERSION ?= v0.8.2
 
-.PHONY: build run test bench lint fmt chaos
+.PHONY: build run test bench lint fmt fuzz chaos
 
 build:
 	$(GO) build ./...
@@ -29,6 +29,19 @@ test:
 # the node binary under faults. Needs root and PostgreSQL's server packages, as in CI.
 chaos:
 	$(GO) test -race -tags chaos -count=1 -v -timeout 9m ./chaos/
+
+# Every fuzz target for a short while each (FUZZTIME, default 10s): no input may panic,
+# leak a secret or break a round trip. A failing input lands in the package's
+# testdata/fuzz/ and then runs with every `go test`. Add a target as "package:FuzzName".
+FUZZTIME    ?= 10s
+FUZZ_TARGETS = ./cmd/node:FuzzParseDuration ./cmd/node:FuzzParseConfig \
+               ./passes:FuzzPostgresDSN ./passes:FuzzDSNPassword
+fuzz:
+	@for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t##*:}; \
+		echo "fuzz $$name ($$pkg, $(FUZZTIME))"; \
+		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	done
 
 # Benchmarks (no timed assertions anywhere else); results go to docs/benchmarks.md.
 bench:

@@ -4,222 +4,171 @@ import (
 	"sync/atomic"
 
 	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/retentionkit/retention/gates"
 )
 
 // The admission pair keeps deletes from piling onto a database. Before every batch a
 // pass actor asks the gate actor for its target (one batch per table at a time, in
-// arrival order); once granted, the gate asks the slot-pool actor of the pass's database
-// on its behalf (at most N deletes at once, in arrival order), which tells the pass. The
+// arrival order); once granted, the gate asks the slot pool of the pass's database on
+// its behalf (at most N deletes at once, in arrival order), which tells the pass. The
 // pass releases both when the batch is done, except that a pass running back-to-back
 // batches (no BatchDelay) keeps them for its next batch until someone waits: then the
-// actor holding the contended queue asks it to yield, and it releases at the end of the
-// batch it is running, exactly where it would have released anyway. Uncontended, a batch
-// costs no admission round trip; contended, the order is the same as asking every time. Both are the same
-// first-come, first-served queue: the gate keeps one queue of one place per key, the
-// pool one queue of N places. Asking the gate first means a pass queued behind another
-// on the same table never sits on a slot it cannot use.
+// actor holding the contended place asks it to yield, and it releases at the end of the
+// batch it is running, exactly where it would have released anyway. Uncontended, a
+// batch costs no admission round trip; contended, the order is the same as asking every
+// time. Asking the gate first means a pass queued behind another on the same table never
+// sits on a slot it cannot use.
 //
-// A requester that stops while it holds or waits gives its places back: the actors watch
-// every requester. A restarted pass keeps its PID, so it releases what its old
-// incarnation held itself, and drops any grant addressed to an old request.
+// Both actors own a gates.Queue, which holds every admission rule (arrival order,
+// hand-over, a cancelled waiter holds nothing, a second release is a no-op, who to ask to
+// yield). What is left here is actor work: watching requesters, so one that stops gives
+// its places back; sending grants and requests to yield; and routing the gate's grant to
+// the pool. A restarted pass keeps its PID, so it releases what its old incarnation held
+// itself, and drops any grant addressed to an old request.
 
-// admissionStage tells the gate's grants from the pool's.
-type admissionStage int
-
-const (
-	gateStage admissionStage = iota
-	slotStage
-)
-
-// acquire asks for a place. Req is unique per request across every incarnation of the
-// requesting pass (not across passes: a request is named by From and Req together), so a
-// late grant can be recognised.
+// acquire asks the gate actor for Key. Req is unique per request across every
+// incarnation of the requesting pass (not across passes: a request is named by From and
+// Req together), so a late grant can be recognised.
 type acquire struct {
 	Key  string
 	Req  uint64
 	From *actor.PID
-	// Then, when set, is asked next on the requester's behalf once this actor grants:
-	// the gate passes a granted request straight to the slot pool, saving the requester
-	// a round trip on every batch.
+	// Then is the slot pool the gate asks next on the requester's behalf once it grants,
+	// saving the requester a round trip on every batch.
 	Then *actor.PID
 }
 
-// release gives back a place held or waited for under Req by From; releasing an unknown
-// request does nothing, so a requester can release without knowing whether it was
-// granted.
+// release gives back the gate place held or waited for under Req by From; releasing an
+// unknown request does nothing, so a requester can release without knowing whether it
+// was granted.
 type release struct {
-	Key  string
 	Req  uint64
 	From *actor.PID
 }
 
-// yieldPlace asks a holder to give its place back at its next batch boundary, because
-// someone is waiting for it. A pass that runs back-to-back batches keeps its places
-// between them only until it hears this.
-type yieldPlace struct {
-	Req uint64
+// request is one open request at an admission actor, as its queue holds it.
+type request[K comparable] struct {
+	gates.Entry
+	key  K
+	req  uint64
+	from *actor.PID
+	then *actor.PID
 }
 
-// granted tells a requester that its request holds a place now.
-type granted struct {
-	Stage admissionStage
-	Req   uint64
+// QueueEntry lets the queue keep r's standing in r itself.
+func (r *request[K]) QueueEntry() *gates.Entry { return &r.Entry }
+
+// slotKey is the one key of a slot pool's queue: every request waits in the same line.
+type slotKey struct{}
+
+// admission is what both admission actors share: the queue, the requesters watched, and
+// how the actor tells a request it holds a place.
+type admission[K comparable] struct {
+	queue    *gates.Queue[K, *request[K]]
+	requests map[string]map[uint64]*request[K] // requester PID id -> its open requests
+	grant    func(actor.Context, *request[K])
 }
 
-type request struct {
-	req   uint64
-	from  *actor.PID
-	then  *actor.PID
-	asked bool // told to yield already
+func newAdmission[K comparable](capacity int, grant func(actor.Context, *request[K])) admission[K] {
+	return admission[K]{queue: gates.NewQueue[K, *request[K]](capacity), requests: map[string]map[uint64]*request[K]{}, grant: grant}
 }
 
-type admissionQueue struct {
-	holders []request
-	waiters []request
+// enter queues r, watching its requester, and grants it when it holds a place at once.
+// Holders that r now waits behind are asked to yield.
+func (a *admission[K]) enter(ctx actor.Context, r *request[K]) {
+	open := a.requests[r.from.Id]
+	if _, dup := open[r.req]; dup {
+		return
+	}
+	if open == nil {
+		open = map[uint64]*request[K]{}
+		a.requests[r.from.Id] = open
+		ctx.Watch(r.from)
+	}
+	open[r.req] = r
+	if a.queue.Enqueue(r.key, r) {
+		a.grant(ctx, r)
+	}
+	a.askToYield(ctx, r.key)
 }
 
-// admissionActor is the gate actor (keyed, one place per key) or the slot-pool actor
-// (one queue, capacity places).
-type admissionActor struct {
-	stage    admissionStage
-	keyed    bool
-	capacity int
-	queues   map[string]*admissionQueue
-	watched  map[string]int // requester PID id -> requests held or queued
-	inUse    *atomic.Int64  // places held, for status; may be nil
+// leave gives back whatever request req of from holds or waits for, and grants the
+// request its place went to.
+func (a *admission[K]) leave(ctx actor.Context, from *actor.PID, req uint64) {
+	r, ok := a.requests[from.Id][req]
+	if !ok {
+		return
+	}
+	delete(a.requests[from.Id], req)
+	if len(a.requests[from.Id]) == 0 {
+		delete(a.requests, from.Id)
+		ctx.Unwatch(from)
+	}
+	if next, ok := a.queue.Release(r); ok {
+		a.grant(ctx, next)
+	}
+	a.askToYield(ctx, r.key)
+}
+
+// forget gives back everything a stopped requester held or waited for.
+func (a *admission[K]) forget(ctx actor.Context, who *actor.PID) {
+	for req := range a.requests[who.Id] {
+		a.leave(ctx, who, req)
+	}
+}
+
+func (a *admission[K]) askToYield(ctx actor.Context, key K) {
+	a.queue.AskToYield(key, func(h *request[K]) { ctx.Send(h.from, &YieldSlot{Req: h.req}) })
+}
+
+// gateActor lets one batch per target through at a time and hands each request it lets
+// through to the pass's slot pool.
+type gateActor struct {
+	admission[string]
 }
 
 func newGateProps() *actor.Props {
-	return actor.PropsFromProducer(func() actor.Actor {
-		return &admissionActor{stage: gateStage, keyed: true, capacity: 1, queues: map[string]*admissionQueue{}, watched: map[string]int{}}
-	})
+	return actor.PropsFromProducer(func() actor.Actor { return &gateActor{admission: newAdmission(1, forwardToPool)} })
 }
 
-func newPoolProps(capacity int, inUse *atomic.Int64) *actor.Props {
-	return actor.PropsFromProducer(func() actor.Actor {
-		return &admissionActor{stage: slotStage, capacity: capacity, queues: map[string]*admissionQueue{}, watched: map[string]int{}, inUse: inUse}
-	})
+// forwardToPool routes the gate's grant to the requester's slot pool.
+func forwardToPool(ctx actor.Context, r *request[string]) {
+	ctx.Send(r.then, &AcquireSlot{Req: r.req, From: r.from})
 }
 
-func (a *admissionActor) Receive(ctx actor.Context) {
+func (a *gateActor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *acquire:
-		a.acquire(ctx, m)
+		a.enter(ctx, &request[string]{key: m.Key, req: m.Req, from: m.From, then: m.Then})
 	case *release:
-		a.release(ctx, a.key(m.Key), func(r request) bool { return r.req == m.Req && r.from.Id == m.From.Id })
+		a.leave(ctx, m.From, m.Req)
 	case *actor.Terminated:
 		a.forget(ctx, m.Who)
 	}
 }
 
-func (a *admissionActor) key(k string) string {
-	if a.keyed {
-		return k
-	}
-	return ""
+// slotPoolActor is the local SlotPool's actor: capacity slots, one line.
+type slotPoolActor struct {
+	admission[slotKey]
+	inUse *atomic.Int64 // slots held, for Status
 }
 
-func (a *admissionActor) acquire(ctx actor.Context, m *acquire) {
-	key := a.key(m.Key)
-	q, ok := a.queues[key]
-	if !ok {
-		q = &admissionQueue{}
-		a.queues[key] = q
-	}
-	r := request{req: m.Req, from: m.From, then: m.Then}
-	if a.watched[m.From.Id] == 0 {
-		ctx.Watch(m.From)
-	}
-	a.watched[m.From.Id]++
-	if len(q.holders) < a.capacity && len(q.waiters) == 0 {
-		a.grant(ctx, q, r)
+// grantSlot tells the requester its request holds a slot.
+func grantSlot(ctx actor.Context, r *request[slotKey]) {
+	ctx.Send(r.from, &SlotGranted{Req: r.req})
+}
+
+func (a *slotPoolActor) Receive(ctx actor.Context) {
+	switch m := ctx.Message().(type) {
+	case *AcquireSlot:
+		a.enter(ctx, &request[slotKey]{req: m.Req, from: m.From})
+	case *ReleaseSlot:
+		a.leave(ctx, m.From, m.Req)
+	case *actor.Terminated:
+		a.forget(ctx, m.Who)
+	default:
 		return
 	}
-	q.waiters = append(q.waiters, r)
-	a.askToYield(ctx, q)
-}
-
-// askToYield tells every holder of a queue that has waiters to give its place back at
-// its next batch boundary.
-func (a *admissionActor) askToYield(ctx actor.Context, q *admissionQueue) {
-	if len(q.waiters) == 0 {
-		return
-	}
-	for i := range q.holders {
-		if h := &q.holders[i]; !h.asked {
-			h.asked = true
-			ctx.Send(h.from, &yieldPlace{Req: h.req})
-		}
-	}
-}
-
-func (a *admissionActor) grant(ctx actor.Context, q *admissionQueue, r request) {
-	q.holders = append(q.holders, r)
-	a.count(1)
-	if r.then != nil {
-		ctx.Send(r.then, &acquire{Req: r.req, From: r.from})
-		return
-	}
-	ctx.Send(r.from, &granted{Stage: a.stage, Req: r.req})
-}
-
-// release drops the requests of key that match, held or queued, and hands freed places
-// to the first waiters.
-func (a *admissionActor) release(ctx actor.Context, key string, match func(request) bool) {
-	q, ok := a.queues[key]
-	if !ok {
-		return
-	}
-	var gone []request
-	keep := func(rs []request) []request {
-		out := rs[:0]
-		for _, r := range rs {
-			if match(r) {
-				gone = append(gone, r)
-			} else {
-				out = append(out, r)
-			}
-		}
-		return out
-	}
-	held := len(q.holders)
-	q.holders = keep(q.holders)
-	a.count(len(q.holders) - held)
-	q.waiters = keep(q.waiters)
-	for _, r := range gone {
-		a.unwatch(ctx, r.from)
-	}
-	for len(q.holders) < a.capacity && len(q.waiters) > 0 {
-		next := q.waiters[0]
-		q.waiters = q.waiters[1:]
-		a.grant(ctx, q, next)
-	}
-	a.askToYield(ctx, q)
-	if len(q.holders) == 0 && len(q.waiters) == 0 {
-		delete(a.queues, key)
-	}
-}
-
-// forget releases everything a stopped requester held or waited for.
-func (a *admissionActor) forget(ctx actor.Context, who *actor.PID) {
-	if a.watched[who.Id] == 0 {
-		return
-	}
-	for key := range a.queues {
-		a.release(ctx, key, func(r request) bool { return r.from.Id == who.Id })
-	}
-}
-
-func (a *admissionActor) unwatch(ctx actor.Context, who *actor.PID) {
-	a.watched[who.Id]--
-	if a.watched[who.Id] <= 0 {
-		delete(a.watched, who.Id)
-		ctx.Unwatch(who)
-	}
-}
-
-func (a *admissionActor) count(delta int) {
-	if a.inUse != nil {
-		a.inUse.Add(int64(delta))
-	}
+	a.inUse.Store(int64(a.queue.Held(slotKey{})))
 }

@@ -131,9 +131,9 @@ func (a *passActor) Receive(ctx actor.Context) {
 		a.stopped()
 	case *tick:
 		a.onTick(ctx, m)
-	case *granted:
+	case *SlotGranted:
 		a.onGranted(ctx, m)
-	case *yieldPlace:
+	case *YieldSlot:
 		if m.Req == a.req {
 			a.yield = true
 		}
@@ -244,14 +244,12 @@ func (a *passActor) requestAdmission(ctx actor.Context) {
 
 func (a *passActor) pool() *actor.PID { return a.d.pools[a.cell.reg.DatabaseName()] }
 
-func (a *passActor) onGranted(ctx actor.Context, m *granted) {
+func (a *passActor) onGranted(ctx actor.Context, m *SlotGranted) {
 	if m.Req != a.req || a.sweep == nil || a.inflight != nil {
 		a.releaseRequest(ctx, m.Req) // a grant for a request this incarnation gave up
 		return
 	}
-	if m.Stage == slotStage { // the gate forwarded the request to the pool itself
-		a.runBatch(ctx)
-	}
+	a.runBatch(ctx) // the gate forwarded the request to the pool itself
 }
 
 // releaseRequest gives back whatever req holds or waits for, at both actors.
@@ -259,8 +257,8 @@ func (a *passActor) releaseRequest(ctx actor.Context, req uint64) {
 	if req == 0 {
 		return
 	}
-	ctx.Send(a.pool(), &release{Req: req, From: ctx.Self()})
-	ctx.Send(a.d.gate, &release{Key: a.cell.reg.TargetKey(), Req: req, From: ctx.Self()})
+	ctx.Send(a.pool(), &ReleaseSlot{Req: req, From: ctx.Self()})
+	ctx.Send(a.d.gate, &release{Req: req, From: ctx.Self()})
 }
 
 func (a *passActor) releaseAdmission(ctx actor.Context) {

@@ -5,10 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -44,6 +42,9 @@ type Config struct {
 	MaxConcurrentDeletes int
 	// DatabaseLimits overrides MaxConcurrentDeletes for named databases.
 	DatabaseLimits map[string]int
+	// SlotPools makes the slot pool of each database, given its limit; nil makes
+	// NewLocalSlotPool(capacity). A pool shared by several nodes plugs in here.
+	SlotPools func(database string, capacity int) SlotPool
 	// Supervision is the restart policy; the zero value takes its defaults.
 	Supervision supervisor.Policy
 	// Observers hear every event after the built-in log observer, in this order.
@@ -73,8 +74,7 @@ type Runtime struct {
 	d          *deps
 	groups     []*actor.PID
 	admission  []*actor.PID
-	slotsInUse map[string]*atomic.Int64
-	slotsCap   map[string]int
+	dbSlotPool map[string]SlotPool
 	cancel     context.CancelFunc
 }
 
@@ -170,16 +170,19 @@ func (r *Runtime) spawnHub() {
 func (r *Runtime) spawnAdmission() {
 	r.d.gate = r.system.Root.SpawnPrefix(newGateProps(), "retention-gate")
 	r.admission = append(r.admission, r.d.gate)
-	r.slotsInUse, r.slotsCap = map[string]*atomic.Int64{}, map[string]int{}
+	r.dbSlotPool = map[string]SlotPool{}
+	newPool := r.cfg.SlotPools
+	if newPool == nil {
+		newPool = func(_ string, capacity int) SlotPool { return NewLocalSlotPool(capacity) }
+	}
 	for _, reg := range r.registry.All() {
 		db := reg.DatabaseName()
 		if _, ok := r.d.pools[db]; ok {
 			continue
 		}
-		capacity := r.limitFor(db)
-		inUse := &atomic.Int64{}
-		pid := r.system.Root.SpawnPrefix(newPoolProps(capacity, inUse), "retention-slots")
-		r.d.pools[db], r.slotsInUse[db], r.slotsCap[db] = pid, inUse, capacity
+		pool := newPool(db, r.limitFor(db))
+		pid := r.system.Root.SpawnPrefix(pool.Props(), "retention-slots")
+		r.d.pools[db], r.dbSlotPool[db] = pid, pool
 		r.admission = append(r.admission, pid)
 	}
 }
@@ -335,8 +338,8 @@ func (r *Runtime) Status() Status {
 		st.Passes = append(st.Passes, ps)
 		st.Degraded = st.Degraded || ps.Degraded
 	}
-	for _, db := range slices.Sorted(maps.Keys(r.slotsCap)) {
-		st.Slots[db] = SlotStatus{InUse: int(r.slotsInUse[db].Load()), Capacity: r.slotsCap[db]}
+	for db, pool := range r.dbSlotPool {
+		st.Slots[db] = pool.Status()
 	}
 	return st
 }

@@ -3,8 +3,10 @@
 // different keys wait for each other, and a SlotPool, a fixed number of slots handed out
 // strictly first come, first served.
 //
-// The retention runtime uses them, through its admission actors, to keep two deletes off
-// one table and to bound the deletes running against one database at once.
+// Both are thin wrappers over Queue, the admission rules written once without blocking
+// or locking. The retention runtime's admission actors own a Queue each, to keep two
+// deletes off one table and to bound the deletes running against one database at once;
+// nothing else writes those rules.
 //
 // # Order and cancellation
 //

@@ -8,19 +8,20 @@ import (
 // KeyedGate lets callers of the same key in one at a time, in the order they asked, and
 // never makes callers of different keys wait for each other. It keeps an entry for a key
 // only while somebody holds or waits for it, so a gate that served any number of keys
-// tracks none once idle.
+// tracks none once idle. It is a Queue of one place per key behind a mutex, parking each
+// waiting caller until its grant.
 //
 // Keys are compared with ==. A caller whose keys compare more loosely (file paths, names
 // without case) normalises them before calling Enter. The zero value is not usable: use
 // NewKeyedGate. A KeyedGate is safe for concurrent use.
 type KeyedGate[K comparable] struct {
-	mu   sync.Mutex
-	keys map[K]*queue
+	mu sync.Mutex
+	q  *Queue[K, *queued]
 }
 
 // NewKeyedGate returns an empty gate.
 func NewKeyedGate[K comparable]() *KeyedGate[K] {
-	return &KeyedGate[K]{keys: make(map[K]*queue)}
+	return &KeyedGate[K]{q: NewQueue[K, *queued](1)}
 }
 
 // Enter waits until the caller is the only holder of key and returns the ticket that
@@ -30,28 +31,22 @@ func (g *KeyedGate[K]) Enter(ctx context.Context, key K) (*Ticket, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	t := &Ticket{owner: g}
 	g.mu.Lock()
-	q, ok := g.keys[key]
-	if !ok {
-		q = &queue{capacity: 1}
-		g.keys[key] = q
+	if g.q.Enqueue(key, (*queued)(t)) {
+		g.mu.Unlock()
+		return t, nil
 	}
-	granted, w := q.take()
+	t.ready = make(chan struct{})
 	g.mu.Unlock()
-	if !granted {
-		if err := q.await(ctx, &g.mu, w); err != nil {
-			return nil, err
-		}
-	}
-	return newTicket(func() { g.release(key, q) }), nil
+	return await(ctx, &g.mu, t, g.q.Cancel)
 }
 
-func (g *KeyedGate[K]) release(key K, q *queue) {
+func (g *KeyedGate[K]) release(t *Ticket) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	q.release()
-	if q.idle() {
-		delete(g.keys, key)
+	if next, ok := g.q.Release((*queued)(t)); ok {
+		next.grant()
 	}
 }
 
@@ -60,15 +55,12 @@ func (g *KeyedGate[K]) release(key K, q *queue) {
 func (g *KeyedGate[K]) TrackedKeys() int {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return len(g.keys)
+	return g.q.Keys()
 }
 
 // waiting returns how many callers queue for key; tests use it to order arrivals.
 func (g *KeyedGate[K]) waiting(key K) int {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if q, ok := g.keys[key]; ok {
-		return q.waiters.Len()
-	}
-	return 0
+	return g.q.Waiting(key)
 }

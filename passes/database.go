@@ -4,13 +4,14 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect"
 	"github.com/uptrace/bun/dialect/pgdialect"
 	"github.com/uptrace/bun/dialect/sqlitedialect"
-	"github.com/uptrace/bun/driver/pgdriver"
 	"github.com/uptrace/bun/driver/sqliteshim"
 )
 
@@ -21,18 +22,37 @@ const (
 )
 
 // Open returns a bun database for driver ("postgres" or "sqlite") and dsn, and checks
-// that it answers. A SQLite file database gets WAL, a busy timeout, foreign keys and
+// that it answers. A PostgreSQL DSN may be a URL or libpq's key=value pairs (see
+// CheckDSN). A SQLite file database gets WAL, a busy timeout, foreign keys and
 // immediate transactions, so a sweep and the application's own writers wait for each
 // other instead of failing (a DSN that sets any of these itself keeps its own); an
 // in-memory one gets a single connection, since each connection would otherwise see a
-// database of its own.
+// database of its own. No error from Open holds the DSN's password.
 func Open(ctx context.Context, driver, dsn string) (*bun.DB, error) {
+	return open(ctx, driver, dsn, false)
+}
+
+// OpenExisting is Open for a caller that must leave no trace, such as a configuration
+// check: a SQLite file must already exist (Open would create it) and is opened
+// read-only. A PostgreSQL database is opened as by Open, which never creates one.
+func OpenExisting(ctx context.Context, driver, dsn string) (*bun.DB, error) {
+	return open(ctx, driver, dsn, true)
+}
+
+func open(ctx context.Context, driver, dsn string, existing bool) (*bun.DB, error) {
 	var db *bun.DB
 	switch driver {
 	case DriverPostgres:
-		db = bun.NewDB(sql.OpenDB(pgdriver.NewConnector(pgdriver.WithDSN(dsn))), pgdialect.New())
+		conn, err := postgresConnector(dsn)
+		if err != nil {
+			return nil, err
+		}
+		db = bun.NewDB(sql.OpenDB(conn), pgdialect.New())
 	case DriverSQLite:
-		sqldb, err := sql.Open(sqliteshim.ShimName, sqliteDSN(dsn))
+		if err := checkSQLitePath(dsn, existing); err != nil {
+			return nil, err
+		}
+		sqldb, err := sql.Open(sqliteshim.ShimName, sqliteDSN(dsn, existing))
 		if err != nil {
 			return nil, fmt.Errorf("open sqlite: %w", err)
 		}
@@ -45,9 +65,61 @@ func Open(ctx context.Context, driver, dsn string) (*bun.DB, error) {
 	}
 	if err := db.PingContext(ctx); err != nil {
 		_ = db.Close()
-		return nil, fmt.Errorf("connect to %s database: %w", driver, err)
+		return nil, fmt.Errorf("connect to %s database: %s", driver, RedactText(err.Error(), dsn))
 	}
 	return db, nil
+}
+
+// CheckDSN reports whether dsn is usable for driver without connecting: a PostgreSQL
+// DSN parses (URL or key=value form) with values the driver can use; a SQLite file's
+// directory exists. Its errors wrap ErrBadDSN and never hold the password.
+func CheckDSN(driver, dsn string) error {
+	switch driver {
+	case DriverPostgres:
+		_, err := postgresConnector(dsn)
+		return err
+	case DriverSQLite:
+		return checkSQLitePath(dsn, false)
+	}
+	return fmt.Errorf("database driver %q: want %q or %q", driver, DriverPostgres, DriverSQLite)
+}
+
+// checkSQLitePath refuses a file database whose directory is missing (SQLite would
+// report it as "out of memory"), and, when existing is set, one whose file is missing.
+func checkSQLitePath(dsn string, existing bool) error {
+	if isMemory(dsn) {
+		return nil
+	}
+	path := sqlitePath(dsn)
+	if path == "" {
+		return badDSN("the SQLite DSN names no file")
+	}
+	dir := filepath.Dir(path)
+	if info, err := os.Stat(dir); err != nil || !info.IsDir() {
+		return badDSN("the directory %s of the SQLite database does not exist", dir)
+	}
+	if existing {
+		if _, err := os.Stat(path); err != nil {
+			return badDSN("the SQLite database %s does not exist", path)
+		}
+	}
+	return nil
+}
+
+// sqlitePath is the file a SQLite DSN names ("app.db", "file:app.db?...").
+func sqlitePath(dsn string) string {
+	s, isURI := strings.CutPrefix(strings.TrimSpace(dsn), "file:")
+	if !isURI {
+		s, _, _ = strings.Cut(s, "?")
+		return s
+	}
+	if i := strings.IndexAny(s, "?#"); i >= 0 {
+		s = s[:i]
+	}
+	if strings.HasPrefix(s, "//") { // file:///abs/path or file://localhost/abs/path
+		s = strings.TrimPrefix(s[2:], "localhost")
+	}
+	return unescape(s)
 }
 
 func isMemory(dsn string) bool {
@@ -65,15 +137,32 @@ var sqliteDefaults = []struct{ name, param string }{
 	{"_txlock", "_txlock=immediate"},
 }
 
-// sqliteDSN adds sqliteDefaults to a file DSN, keeping whatever it sets itself.
-func sqliteDSN(dsn string) string {
+// sqliteReadOnly are the settings of a file opened by OpenExisting, which also gets
+// mode=ro whatever its DSN says: waiting for locks, and deferred transactions (an
+// immediate one would ask for the write lock).
+var sqliteReadOnly = []struct{ name, param string }{
+	{"busy_timeout", "_pragma=busy_timeout(10000)"},
+	{"_txlock", "_txlock=deferred"},
+}
+
+// sqliteDSN adds sqliteDefaults (sqliteReadOnly and mode=ro for an existing-only open)
+// to a file DSN, keeping whatever else it sets itself.
+func sqliteDSN(dsn string, existing bool) string {
 	if isMemory(dsn) {
 		return dsn
 	}
 	if !strings.HasPrefix(dsn, "file:") {
-		dsn = "file:" + dsn
+		path, query, hasQuery := strings.Cut(dsn, "?")
+		dsn = "file:" + uriPath.Replace(path)
+		if hasQuery {
+			dsn += "?" + query
+		}
 	}
-	for _, d := range sqliteDefaults {
+	defaults := sqliteDefaults
+	if existing {
+		dsn, defaults = readOnlyDSN(dsn), sqliteReadOnly
+	}
+	for _, d := range defaults {
 		if strings.Contains(dsn, d.name) {
 			continue
 		}
@@ -84,6 +173,23 @@ func sqliteDSN(dsn string) string {
 		dsn += sep + d.param
 	}
 	return dsn
+}
+
+// uriPath escapes the characters a plain file path may hold that mean something in a
+// file: URI, so "data #1/app.db" opens that file and not "data " (a '?' still starts the
+// parameters, as it always has: "app.db?_pragma=...").
+var uriPath = strings.NewReplacer("%", "%25", "#", "%23")
+
+// readOnlyDSN replaces any mode parameter of a file DSN by mode=ro.
+func readOnlyDSN(dsn string) string {
+	path, query, _ := strings.Cut(dsn, "?")
+	params := []string{"mode=ro"}
+	for _, kv := range strings.Split(query, "&") {
+		if kv != "" && !strings.HasPrefix(kv, "mode=") {
+			params = append(params, kv)
+		}
+	}
+	return path + "?" + strings.Join(params, "&")
 }
 
 // isPostgres reports whether db speaks PostgreSQL (anything else is treated as SQLite).

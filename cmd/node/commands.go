@@ -21,6 +21,7 @@ func validateCommand(o *options) *cobra.Command {
 		Example: "  retention validate --config retention.yaml",
 		Args:    exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.existing = true // validate never creates a database
 			return o.withNode(cmd.Context(), func(n *node) error {
 				if err := n.startupValidate(cmd.Context()); err != nil {
 					return err

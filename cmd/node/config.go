@@ -1,29 +1,26 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"net"
-	"os"
-	"regexp"
-	"strconv"
-	"strings"
 	"time"
-
-	"go.yaml.in/yaml/v3"
 
 	"github.com/retentionkit/retention/passes"
 	"github.com/retentionkit/retention/passes/ledger"
 )
 
-// Config is the node's configuration file (see DESIGN.md, "cmd/node").
+// Config is the node's configuration file; docs/node.md lists its fields and
+// docs/config.md how it is read.
 type Config struct {
 	Database        DatabaseConfig        `yaml:"database"`
 	Node            NodeConfig            `yaml:"node"`
 	Passes          []PassConfig          `yaml:"passes"`
 	Ledger          LedgerConfig          `yaml:"ledger"`
 	MetadataCleanup MetadataCleanupConfig `yaml:"metadata_cleanup"`
+
+	lines      map[string]int // each field's line in the file, by path (passes[0].batch_size)
+	dsnFromEnv bool           // database.dsn came from RETENTION_DATABASE_URL
 }
 
 // DatabaseConfig names the database the passes and the ledger live in.
@@ -98,73 +95,6 @@ type CleanupNameEntry struct {
 	RetentionPeriod *Duration `yaml:"retention_period"`
 }
 
-// Duration is a Go duration that also takes days ("30d", "1d12h").
-type Duration struct{ time.Duration }
-
-var daysPattern = regexp.MustCompile(`^(-?)(\d+)d(.*)$`)
-
-// ParseDuration reads a Go duration with an optional leading day count.
-func ParseDuration(s string) (time.Duration, error) {
-	s = strings.TrimSpace(s)
-	if m := daysPattern.FindStringSubmatch(s); m != nil {
-		days, err := strconv.Atoi(m[2])
-		if err != nil {
-			return 0, err
-		}
-		d := time.Duration(days) * 24 * time.Hour
-		if m[3] != "" {
-			rest, err := time.ParseDuration(m[3])
-			if err != nil {
-				return 0, fmt.Errorf("duration %q: %w", s, err)
-			}
-			d += rest
-		}
-		if m[1] == "-" {
-			d = -d
-		}
-		return d, nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil {
-		return 0, fmt.Errorf("duration %q: want a Go duration (90s, 1h30m) or days (30d)", s)
-	}
-	return d, nil
-}
-
-// UnmarshalYAML parses a duration string.
-func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
-	v, err := ParseDuration(n.Value)
-	if err != nil {
-		return err
-	}
-	d.Duration = v
-	return nil
-}
-
-var envPattern = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
-
-// LoadConfig reads the file at path: ${VAR} expanded from the environment, unknown
-// fields refused, RETENTION_DATABASE_URL overriding the DSN.
-func LoadConfig(path string) (*Config, error) {
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	expanded := envPattern.ReplaceAllStringFunc(string(raw), func(m string) string {
-		return os.Getenv(envPattern.FindStringSubmatch(m)[1])
-	})
-	dec := yaml.NewDecoder(bytes.NewReader([]byte(expanded)))
-	dec.KnownFields(true)
-	var c Config
-	if err := dec.Decode(&c); err != nil {
-		return nil, fmt.Errorf("config %s: %w", path, err)
-	}
-	if url := os.Getenv("RETENTION_DATABASE_URL"); url != "" {
-		c.Database.DSN = url
-	}
-	return &c, nil
-}
-
 func boolOr(b *bool, def bool) bool {
 	if b == nil {
 		return def
@@ -191,50 +121,65 @@ func (c *Config) ShutdownGrace() time.Duration {
 	return c.Node.ShutdownGrace.Duration
 }
 
-// Validate returns every problem at once, each naming the section or pass and the field.
-// It does not touch the database.
+// Validate returns every problem at once, each naming the section or pass, the field
+// and its line in the file. It does not touch the database.
 func (c *Config) Validate() error {
 	var errs []error
-	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	add := func(path, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s%s: %s", c.lineOf(path), path, fmt.Sprintf(format, args...)))
+	}
 	switch c.Database.Driver {
 	case passes.DriverPostgres, passes.DriverSQLite:
+		if c.Database.DSN != "" {
+			if err := passes.CheckDSN(c.Database.Driver, c.Database.DSN); err != nil {
+				errs = append(errs, c.dsnError(err))
+			}
+		}
 	default:
-		add("database.driver: want %q or %q, got %q", passes.DriverPostgres, passes.DriverSQLite, c.Database.Driver)
+		add("database.driver", "want %q or %q, got %q", passes.DriverPostgres, passes.DriverSQLite, c.Database.Driver)
 	}
 	if c.Database.DSN == "" {
-		add("database.dsn: is empty (or set RETENTION_DATABASE_URL)")
+		add("database.dsn", "is empty (or set RETENTION_DATABASE_URL)")
 	}
 	if c.Node.MaxConcurrentDeletes < 0 {
-		add("node.max_concurrent_deletes: must not be negative, got %d", c.Node.MaxConcurrentDeletes)
+		add("node.max_concurrent_deletes", "must not be negative, got %d", c.Node.MaxConcurrentDeletes)
 	}
 	if c.ShutdownGrace() < 0 {
-		add("node.shutdown_grace: must not be negative, got %v", c.ShutdownGrace())
+		add("node.shutdown_grace", "must not be negative, got %v", c.ShutdownGrace())
 	}
 	if c.Node.Admin != "" {
 		host, _, err := net.SplitHostPort(c.Node.Admin)
 		if err != nil {
-			add("node.admin: %v", err)
+			add("node.admin", "%v", err)
 		} else if !isLoopback(host) && c.Node.AdminToken == "" {
-			add("node.admin: %s is not a loopback address, so node.admin_token is required", c.Node.Admin)
+			add("node.admin", "%s is not a loopback address, so node.admin_token is required", c.Node.Admin)
 		}
 	}
 	seen := map[string]bool{}
 	for i, p := range c.Passes {
 		if p.Name != "" && seen[p.Name] {
-			add("passes[%d]: pass %q: name is already used by another pass", i, p.Name)
+			errs = append(errs, fmt.Errorf("%spasses[%d]: pass %q: name is already used by another pass", c.lineOf(fmt.Sprintf("passes[%d].name", i)), i, p.Name))
 		}
 		seen[p.Name] = true
 		if _, _, err := p.build(); err != nil {
-			errs = append(errs, fmt.Errorf("passes[%d]: %w", i, err))
+			errs = append(errs, c.passErrors(i, err)...)
 		}
 	}
 	if err := ledger.CheckPrefix(c.LedgerPrefix()); err != nil {
-		errs = append(errs, err)
+		errs = append(errs, fmt.Errorf("%s%w", c.lineOf("ledger.table_prefix"), err))
 	}
 	if _, err := c.cleanupPlan(); err != nil {
-		errs = append(errs, err)
+		errs = append(errs, fmt.Errorf("%s%w", c.lineOf("metadata_cleanup"), err))
 	}
 	return errors.Join(errs...)
+}
+
+// dsnError names where a DSN that does not check came from.
+func (c *Config) dsnError(err error) error {
+	if c.dsnFromEnv {
+		return fmt.Errorf("RETENTION_DATABASE_URL (overriding database.dsn): %w", err)
+	}
+	return fmt.Errorf("%sdatabase.dsn: %w", c.lineOf("database.dsn"), err)
 }
 
 func isLoopback(host string) bool {

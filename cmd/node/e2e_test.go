@@ -420,6 +420,7 @@ func TestAdminTokenGuardsMutations(t *testing.T) {
 	e.edit(path, "node:\n", "node:\n  admin: 127.0.0.1:0\n  admin_token: s3cret\n")
 	n := startRun(t, path)
 	addr := n.waitLog(t, "admin endpoint listening", "")["addr"].(string)
+	n.waitLog(t, "node running", "") // the endpoint listens before the passes start
 	post := func(token string) int {
 		req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/trigger/audit-log", nil)
 		if token != "" {

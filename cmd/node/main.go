@@ -1,5 +1,5 @@
 // Command retention is the node binary: it runs the passes a configuration file
-// declares, sweeps them on demand, and manages the run ledger. See DESIGN.md, "cmd/node".
+// declares, sweeps them on demand, and manages the run ledger. See docs/node.md.
 //
 // Exit codes: 0 success, 1 a pass failed at run time, 2 bad configuration or usage.
 package main
@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
 
 	"github.com/sirupsen/logrus"
 	"github.com/spf13/cobra"
@@ -46,8 +48,20 @@ func isUsageError(err error) bool {
 type options struct {
 	config    string
 	logFormat string
+	existing  bool // open the database only if it exists, changing nothing (validate)
 	stdout    io.Writer
 	stderr    io.Writer
+}
+
+// logFormats are the values --log-format takes.
+var logFormats = []string{"text", "json"}
+
+// checkLogFormat refuses a --log-format it does not know, before anything runs.
+func (o *options) checkLogFormat() error {
+	if !slices.Contains(logFormats, o.logFormat) {
+		return usageError{fmt.Errorf("--log-format: want %s, got %q", strings.Join(logFormats, " or "), o.logFormat)}
+	}
+	return nil
 }
 
 func (o *options) logger() *logrus.Logger {
@@ -63,7 +77,7 @@ func (o *options) open(ctx context.Context) (*node, error) {
 	if o.config == "" {
 		return nil, usageError{errors.New("--config FILE is required")}
 	}
-	return openNode(ctx, o.config, o.logger())
+	return openNode(ctx, o.config, o.logger(), o.existing)
 }
 
 func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
@@ -77,6 +91,7 @@ func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.PersistentPreRunE = func(*cobra.Command, []string) error { return o.checkLogFormat() }
 	root.PersistentFlags().StringVar(&o.config, "config", "", "the configuration file (YAML)")
 	root.PersistentFlags().StringVar(&o.logFormat, "log-format", "text", "log format: text or json")
 	root.AddCommand(

@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -43,8 +41,9 @@ type node struct {
 	stopHeartbeat context.CancelFunc
 }
 
-// openNode loads and validates the configuration and opens its database.
-func openNode(ctx context.Context, path string, log *logrus.Logger) (*node, error) {
+// openNode loads and validates the configuration and opens its database; with existing,
+// it never creates one (see passes.OpenExisting).
+func openNode(ctx context.Context, path string, log *logrus.Logger, existing bool) (*node, error) {
 	cfg, err := LoadConfig(path)
 	if err != nil {
 		return nil, badConfig(err)
@@ -52,9 +51,17 @@ func openNode(ctx context.Context, path string, log *logrus.Logger) (*node, erro
 	if err := cfg.Validate(); err != nil {
 		return nil, badConfig(err)
 	}
-	db, err := passes.Open(ctx, cfg.Database.Driver, cfg.Database.DSN)
+	openDB := passes.Open
+	if existing {
+		openDB = passes.OpenExisting
+	}
+	db, err := openDB(ctx, cfg.Database.Driver, cfg.Database.DSN)
 	if err != nil {
-		return nil, fmt.Errorf("database %s: %s", redact(cfg.Database.DSN), redactErr(err, cfg.Database.DSN))
+		shown := fmt.Errorf("database %s: %s", passes.RedactDSN(cfg.Database.DSN), passes.RedactText(err.Error(), cfg.Database.DSN))
+		if errors.Is(err, passes.ErrBadDSN) {
+			return nil, badConfig(shown)
+		}
+		return nil, shown
 	}
 	n := &node{cfg: cfg, db: db, log: log}
 	for _, p := range cfg.Passes {
@@ -148,7 +155,7 @@ func (n *node) runtime(only []string, internal, now bool, observers ...actors.Ob
 		all = append(all, &actors.LedgerObserver{Ledger: n.ledger})
 	}
 	all = append(all, observers...)
-	reporter := actors.LogFailureReporter{Logger: n.log, Redact: func(err error) string { return redactErr(err, n.cfg.Database.DSN) }}
+	reporter := actors.LogFailureReporter{Logger: n.log, Redact: func(err error) string { return passes.RedactText(err.Error(), n.cfg.Database.DSN) }}
 	rt := actors.New(actors.Config{Logger: n.log, MaxConcurrentDeletes: n.cfg.Node.MaxConcurrentDeletes, Observers: all, FailureReporter: reporter})
 	for _, r := range n.regs {
 		if len(only) > 0 && !slices.Contains(only, r.Name) {
@@ -173,27 +180,4 @@ func (n *node) runtime(only []string, internal, now bool, observers ...actors.Ob
 		}
 	}
 	return rt, nil
-}
-
-// redact hides the password of a DSN.
-func redact(dsn string) string {
-	u, err := url.Parse(dsn)
-	if err != nil || u.User == nil {
-		return dsn
-	}
-	if _, has := u.User.Password(); !has {
-		return dsn
-	}
-	return u.Redacted()
-}
-
-// redactErr removes the password of dsn from an error's text.
-func redactErr(err error, dsn string) string {
-	msg := err.Error()
-	if u, perr := url.Parse(dsn); perr == nil && u.User != nil {
-		if pw, has := u.User.Password(); has && pw != "" {
-			msg = strings.ReplaceAll(msg, pw, "xxxxx")
-		}
-	}
-	return msg
 }

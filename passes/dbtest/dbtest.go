@@ -11,7 +11,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"testing"
@@ -52,21 +51,12 @@ func Postgres(t testing.TB) *bun.DB {
 
 func unreachable(t testing.TB, err error) {
 	t.Helper()
-	msg := fmt.Sprintf("PostgreSQL at %s is unreachable: %v", redacted(PostgresURL()), err)
+	msg := fmt.Sprintf("PostgreSQL at %s is unreachable: %v", passes.RedactDSN(PostgresURL()), err)
 	if os.Getenv("CI") == "true" {
 		t.Fatalf("%s (CI=true: the PostgreSQL tests must run)", msg)
 	}
 	fmt.Fprintf(os.Stderr, "\n!!! SKIPPING PostgreSQL test %s: %s\n!!! Start a server or set TEST_DATABASE_URL; CI fails here.\n\n", t.Name(), msg)
 	t.Skip(msg)
-}
-
-// redacted hides a password in a DSN so it never reaches a log line.
-func redacted(dsn string) string {
-	u, err := url.Parse(dsn)
-	if err != nil {
-		return "(unparsable DSN)"
-	}
-	return u.Redacted()
 }
 
 // SQLite returns a bun database on a fresh SQLite file in the test's temporary

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/retentionkit/retention/core"
+)
+
+// lineOf is "line N: " for the field at path (passes[0].batch_size), or for the nearest
+// enclosing entry the file has (a field left out is reported at its pass), or "".
+func (c *Config) lineOf(path string) string {
+	for p := path; p != ""; p = parentPath(p) {
+		if n, ok := c.lines[p]; ok {
+			return fmt.Sprintf("line %d: ", n)
+		}
+	}
+	return ""
+}
+
+// parentPath is path without its last field or index.
+func parentPath(path string) string {
+	i := strings.LastIndexAny(path, ".[")
+	if i <= 0 {
+		return ""
+	}
+	return path[:i]
+}
+
+// passErrors splits the validation errors of pass i into one error per message, each
+// led by the line of the field it is about.
+func (c *Config) passErrors(i int, err error) []error {
+	var out []error
+	for _, e := range flatten(err) {
+		var ve *core.ValidationError
+		if !errors.As(e, &ve) || len(ve.Fields) == 0 {
+			out = append(out, fmt.Errorf("%s%w", c.lineOf(fmt.Sprintf("passes[%d]", i)), e))
+			continue
+		}
+		for _, field := range slices.Sorted(maps.Keys(ve.Fields)) {
+			at := c.lineOf(fmt.Sprintf("passes[%d].%s", i, field))
+			for _, msg := range ve.Fields[field] {
+				out = append(out, errors.New(at+msg))
+			}
+		}
+	}
+	return out
+}
+
+// flatten lists the errors an errors.Join holds (err itself otherwise).
+func flatten(err error) []error {
+	if err == nil {
+		return nil
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, e := range j.Unwrap() {
+			out = append(out, flatten(e)...)
+		}
+		return out
+	}
+	return []error{err}
+}
