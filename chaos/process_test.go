@@ -20,7 +20,9 @@ func TestSIGKILLAndRestart(t *testing.T) {
 	f := newFixture(t)
 	f.seed(1, 20000)
 	before := f.eventsLeft()
-	path := f.config(passOpts{batchDelay: "20ms"}, "", "")
+	// 50 ms between batches: the drain lasts well past the ledger's first progress
+	// write (at most one a second), so the kill lands mid-drain.
+	path := f.config(passOpts{batchDelay: "50ms"}, "", "")
 	n := start(t, "run", "--config", path)
 	waitUntil(t, "2,000 rows deleted and progress in the ledger", func() bool {
 		return f.eventsLeft() <= before-2000 && f.count(`SELECT count(*) FROM pg_tables WHERE tablename = 'retention_metadata'`) == 1 &&
