@@ -13,33 +13,44 @@ import (
 	"time"
 )
 
-// TestLockedRowsAndChildren holds, in another session, FOR UPDATE locks on 50 expired
-// parents and on the children of 10 more, for as long as `sweep --drain` runs. The
-// drain must delete every other expired row, leave those 60, and, its retries spent
-// (--drain-retry 3s), exit 1 naming how many are left; once the locks go, a second
-// drain deletes them and exits 0.
-func TestLockedRowsAndChildren(t *testing.T) {
-	rec := the.results.begin(t, "FOR UPDATE on 50 expired parents and on the children of 10 more, held through `sweep --drain`; then released", "1, then 0")
+// TestLockedRows holds, in another session, FOR UPDATE locks on 50 expired events for
+// as long as `sweep --drain` runs. SKIP LOCKED passes them over: the drain must delete
+// every other expired row, leave those 50, and, its retries spent (--drain-retry 3s),
+// exit 1 naming how many are left; once the locks go, a second drain deletes them and
+// exits 0.
+func TestLockedRows(t *testing.T) {
+	rec := the.results.begin(t, "FOR UPDATE on 50 expired events in another session, held through `sweep --drain`; then released", "1, then 0")
+	lockedDrain(t, rec, `SELECT id FROM events WHERE id IN (SELECT id FROM chaos_expect WHERE goes ORDER BY id LIMIT 50 OFFSET 300) FOR UPDATE`,
+		`SELECT id FROM chaos_expect WHERE goes ORDER BY id LIMIT 50 OFFSET 300`)
+}
+
+// TestLockedChildren holds, in another session, FOR UPDATE locks on the items of 10
+// expired events (the events themselves are free) for as long as `sweep --drain` runs
+// with a 2 s statement timeout. Those 10 events cannot go with their children; every
+// other expired row must, and the drain must exit 1 naming how many are left; once the
+// locks go, a second drain deletes them and exits 0.
+func TestLockedChildren(t *testing.T) {
+	rec := the.results.begin(t, "FOR UPDATE on the children of 10 expired events in another session, held through `sweep --drain`; then released", "1, then 0")
+	lockedDrain(t, rec, `SELECT id FROM event_items WHERE event_id IN (SELECT id FROM chaos_expect WHERE goes AND items > 0 ORDER BY id DESC LIMIT 10) FOR UPDATE`,
+		`SELECT id FROM chaos_expect WHERE goes AND items > 0 ORDER BY id DESC LIMIT 10`)
+}
+
+// lockedDrain seeds, takes the locks of lockQuery in a transaction of its own, holds the
+// events heldQuery returns, and runs the two drains.
+func lockedDrain(t *testing.T, rec *record, lockQuery, heldQuery string) {
+	t.Helper()
 	f := newFixture(t)
 	f.seed(1, 3000)
-	f.exec(`CREATE TABLE chaos_locked_parents AS SELECT id FROM chaos_expect WHERE goes ORDER BY id LIMIT 50 OFFSET 300`)
-	f.exec(`CREATE TABLE chaos_locked_children AS SELECT id FROM chaos_expect WHERE goes AND items > 0 ORDER BY id DESC LIMIT 10`)
-	held := f.hold(`SELECT id FROM chaos_locked_parents UNION SELECT id FROM chaos_locked_children`)
-
+	held := f.hold(heldQuery)
 	ctx := context.Background()
 	locker, err := f.db.BeginTx(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer locker.Rollback()
-	for _, q := range []string{
-		`SELECT count(*) FROM (SELECT id FROM events WHERE id IN (SELECT id FROM chaos_locked_parents) FOR UPDATE) l`,
-		`SELECT count(*) FROM (SELECT id FROM event_items WHERE event_id IN (SELECT id FROM chaos_locked_children) FOR UPDATE) l`,
-	} {
-		var n int
-		if err := locker.QueryRowContext(ctx, q).Scan(&n); err != nil || n == 0 {
-			t.Fatalf("%s: %d rows, %v", q, n, err)
-		}
+	var locked int
+	if err := locker.QueryRowContext(ctx, `SELECT count(*) FROM (`+lockQuery+`) l`).Scan(&locked); err != nil || locked == 0 {
+		t.Fatalf("%s: %d rows, %v", lockQuery, locked, err)
 	}
 
 	path := f.config(passOpts{batchSize: 100, statementTimeout: "2s"}, "", "")
