@@ -360,3 +360,24 @@ func recoverLedger(t *testing.T, path string, measure func() figures, stale func
 	}
 	return measure()
 }
+
+// runs lists the events pass's ledger runs (id, state, stop reason, rows), for the log.
+func (f *fixture) runs() string {
+	f.t.Helper()
+	rows, err := f.db.QueryContext(context.Background(), `SELECT id, state, coalesce(stop_reason, ''), rows_deleted
+		FROM retention_metadata WHERE name = 'events' ORDER BY id`)
+	if err != nil {
+		return err.Error()
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id, n int64
+		var state, reason string
+		if err := rows.Scan(&id, &state, &reason, &n); err != nil {
+			return err.Error()
+		}
+		out = append(out, fmt.Sprintf("%d %s/%s %d", id, state, reason, n))
+	}
+	return strings.Join(out, "; ")
+}

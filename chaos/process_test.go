@@ -52,6 +52,7 @@ func TestSIGKILLAndRestart(t *testing.T) {
 	}
 	g = f.measure()
 	rec.final(g)
+	t.Logf("ledger runs (id state/reason rows): %s", f.runs())
 	g.exact(t, "after the restarted drain")
 	g.noRunInProgress(t, "after the restarted node exited")
 	g.ledgerAtMost(t, "after the restarted drain")
@@ -146,6 +147,7 @@ func TestTableDroppedAndRestored(t *testing.T) {
 	}
 	g := f.afterRecovery(path)
 	rec.final(g)
+	t.Logf("ledger runs (id state/reason rows): %s", f.runs())
 	g.exact(t, "after the restore")
 	g.noRunInProgress(t, "after the node exited")
 	if left := f.count(`SELECT count(*) FROM sessions WHERE last_seen < now() - interval '1 day'`); left != 0 {
