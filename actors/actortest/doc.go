@@ -14,4 +14,17 @@
 // The harness advances the clock one due timer at a time and lets every goroutine of
 // the bubble settle after each, so timers set in reaction to an event fire at the
 // virtual time they would have fired at on the wall clock.
+//
+// A pass that talks to a database does not belong in a bubble (its I/O takes real time
+// while the bubble's clock is fake). SweepOnce runs it on a real runtime outside one, on a clock
+// that stands at Epoch, so its cutoff is exactly SweepCutoff(opts); package
+// passes/passtest opens the throwaway databases, seeds a table on both sides of that
+// cutoff and asserts on the keys that are left:
+//
+//	passtest.Each(t, func(t *testing.T, db *passtest.DB) {
+//		tbl := passtest.Seed(t, db, passtest.Fixture{Table: "audit_log", Cutoff: actortest.SweepCutoff(opts), Expired: 10, Fresh: 3})
+//		pass, _ := passes.NewTable(db.DB, "audit-log", tbl.Spec())
+//		done, _ := actortest.SweepOnce(t, actors.Config{}, pass.Registration(opts))
+//		tbl.RequireSwept(t)
+//	})
 package actortest

@@ -189,9 +189,12 @@ func (h *Harness) find(m Match) (actors.Event, bool) {
 	return nil, false
 }
 
-func (h *Harness) describe() string {
+func (h *Harness) describe() string { return describe(h.Probe.Events()[h.cursor:]) }
+
+// describe lists events one a line, for a failure message.
+func describe(events []actors.Event) string {
 	var b strings.Builder
-	for _, e := range h.Probe.Events()[h.cursor:] {
+	for _, e := range events {
 		fmt.Fprintf(&b, "  %T %+v\n", e, e)
 	}
 	if b.Len() == 0 {

@@ -1,0 +1,68 @@
+package passtest
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"testing"
+
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
+	"github.com/uptrace/bun/driver/pgdriver"
+
+	"github.com/retentionkit/retention/passes"
+	"github.com/retentionkit/retention/passes/dbtest"
+)
+
+// DB is one throwaway database, closed (and, on PostgreSQL, dropped) when the test
+// ends. It embeds the bun handle so it can be handed to passes.NewTable as db.DB.
+type DB struct {
+	*bun.DB
+	// Driver is passes.DriverPostgres or passes.DriverSQLite.
+	Driver string
+}
+
+// SQLite returns a fresh SQLite file database in the test's temporary directory,
+// opened as passes.Open opens one (WAL, busy timeout, foreign keys).
+func SQLite(t testing.TB) *DB {
+	t.Helper()
+	return &DB{DB: dbtest.SQLite(t), Driver: passes.DriverSQLite}
+}
+
+// Postgres returns a handle on a schema of its own on the server TEST_DATABASE_URL
+// names, so tests in parallel (or in other packages) can use the same table names; the
+// schema is dropped when the test ends. With TEST_DATABASE_URL unset it skips the test:
+// PostgreSQL is opt-in. A server that does not answer skips the test loudly, or fails
+// it under CI=true, as passes/dbtest does.
+func Postgres(t testing.TB) *DB {
+	t.Helper()
+	if os.Getenv("TEST_DATABASE_URL") == "" {
+		t.Skip("TEST_DATABASE_URL is not set: no PostgreSQL test")
+	}
+	admin := dbtest.Postgres(t) // skips or fails when the server does not answer
+	schema := fmt.Sprintf("passtest_%08x", rand.Uint32())
+	ctx := context.Background()
+	if _, err := admin.ExecContext(ctx, "CREATE SCHEMA ?", bun.Ident(schema)); err != nil {
+		t.Fatalf("create schema %s: %v", schema, err)
+	}
+	t.Cleanup(func() { _, _ = admin.ExecContext(context.Background(), "DROP SCHEMA ? CASCADE", bun.Ident(schema)) })
+	conn := pgdriver.NewConnector(pgdriver.WithDSN(dbtest.PostgresURL()),
+		pgdriver.WithConnParams(map[string]any{"search_path": schema}))
+	db := bun.NewDB(sql.OpenDB(conn), pgdialect.New())
+	t.Cleanup(func() { _ = db.Close() })
+	if err := db.PingContext(ctx); err != nil {
+		t.Fatalf("connect to schema %s: %s", schema, passes.RedactText(err.Error(), dbtest.PostgresURL()))
+	}
+	return &DB{DB: db, Driver: passes.DriverPostgres}
+}
+
+// Each runs f as two subtests, "sqlite" and "postgres", each on a throwaway database, so
+// one test proves a pass behaves alike on both. The postgres subtest skips when
+// TEST_DATABASE_URL is unset.
+func Each(t *testing.T, f func(t *testing.T, db *DB)) {
+	t.Helper()
+	t.Run("sqlite", func(t *testing.T) { f(t, SQLite(t)) })
+	t.Run("postgres", func(t *testing.T) { f(t, Postgres(t)) })
+}
