@@ -36,7 +36,7 @@ func TestBackendsKilledMidBatch(t *testing.T) {
 	f.reconnect()
 	g := f.afterRecovery(path)
 	rec.final(g)
-	t.Logf("ledger runs (id state/reason rows): %s", f.runs())
+	t.Logf("ledger runs (id state/reason rows): %s; %d ledger writes failed", f.runs(), len(n.logged(observerFailed)))
 	t.Logf("%d backends killed; %+v", killed, g)
 	g.exact(t, "after the drain")
 	g.noRunInProgress(t, "after the node exited and recovery ran")
@@ -69,7 +69,7 @@ func TestServerRestartUnderRun(t *testing.T) {
 	}
 	g := f.afterRecovery(path)
 	rec.final(g)
-	t.Logf("ledger runs (id state/reason rows): %s", f.runs())
+	t.Logf("ledger runs (id state/reason rows): %s; %d ledger writes failed", f.runs(), len(n.logged(observerFailed)))
 	g.exact(t, "after the drain")
 	g.noRunInProgress(t, "after the node exited and recovery ran")
 	g.ledgerAtMost(t, "after the drain")

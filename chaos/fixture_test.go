@@ -335,12 +335,12 @@ func (f *fixture) afterRecovery(path string) figures {
 	f.t.Helper()
 	return recoverLedger(f.t, path, f.measure, func(since time.Time) int {
 		return f.count(`SELECT count(*) FROM retention_metadata WHERE state = 'InProgress' AND start_time < $1`, since)
-	})
+	}, f.openRuns)
 }
 
 // recoverLedger is afterRecovery for any database: measure measures, stale counts the
-// runs InProgress that started before a time.
-func recoverLedger(t *testing.T, path string, measure func() figures, stale func(time.Time) int) figures {
+// runs InProgress that started before a time, open lists those InProgress.
+func recoverLedger(t *testing.T, path string, measure func() figures, stale func(time.Time) int, open func() string) figures {
 	t.Helper()
 	g := measure()
 	if g.inProgress <= 0 {
@@ -358,7 +358,31 @@ func recoverLedger(t *testing.T, path string, measure func() figures, stale func
 	if code := n.wait(); code != 0 {
 		t.Errorf("the recovery node exited %d, want 0:\n%s", code, n.output())
 	}
-	return measure()
+	if g = measure(); g.inProgress > 0 {
+		t.Logf("InProgress after the recovery node's %v: %s", time.Since(n.began).Round(time.Second), open())
+	}
+	return g
+}
+
+// openRuns lists the ledger's runs InProgress (id, name, start, node), for the log.
+func (f *fixture) openRuns() string {
+	f.t.Helper()
+	rows, err := f.db.QueryContext(context.Background(), `SELECT id, name, start_time::text, coalesce(node_id::text, '')
+		FROM retention_metadata WHERE state = 'InProgress' ORDER BY id`)
+	if err != nil {
+		return err.Error()
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id int64
+		var name, started, node string
+		if err := rows.Scan(&id, &name, &started, &node); err != nil {
+			return err.Error()
+		}
+		out = append(out, fmt.Sprintf("%d %s started %s node %s", id, name, started, node))
+	}
+	return strings.Join(out, "; ")
 }
 
 // runs lists the events pass's ledger runs (id, state, stop reason, rows), for the log.

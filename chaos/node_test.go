@@ -239,3 +239,7 @@ func (p *proc) verdict() string {
 func (p *proc) names(n int) bool {
 	return regexp.MustCompile(`(^|\D)` + strconv.Itoa(n) + `(\D|$)`).MatchString(p.verdict())
 }
+
+// observerFailed matches the line the node logs when an observer (the ledger's, say)
+// could not record an event.
+func observerFailed(m map[string]any) bool { return m["msg"] == "observer failed" }

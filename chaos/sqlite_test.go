@@ -114,6 +114,8 @@ func TestSQLiteWriterHoldsTheLock(t *testing.T) {
 	}
 	g = recoverLedger(t, path, measure, func(since time.Time) int {
 		return count(`SELECT count(*) FROM retention_metadata WHERE state = 'InProgress' AND start_time < ?`, since.UTC().Format("2006-01-02 15:04:05.999999-07:00"))
+	}, func() string {
+		return fmt.Sprintf("%d runs", count(`SELECT count(*) FROM retention_metadata WHERE state = 'InProgress'`))
 	})
 	rec.final(g)
 	g.exact(t, "after the second drain")
