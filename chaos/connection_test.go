@@ -57,6 +57,7 @@ func TestServerRestartUnderRun(t *testing.T) {
 	if err := the.pg.crash(); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = the.pg.start() }) // the next scenarios need it up, however this one ends
 	n.waitFor("the failed sweep", msg("sweep failed", "events"))
 	if err := the.pg.start(); err != nil {
 		t.Fatal(err)
