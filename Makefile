@@ -35,7 +35,8 @@ chaos:
 # testdata/fuzz/ and then runs with every `go test`. Add a target as "package:FuzzName".
 FUZZTIME    ?= 10s
 FUZZ_TARGETS = ./cmd/node:FuzzParseDuration ./cmd/node:FuzzParseConfig \
-               ./passes:FuzzPostgresDSN ./passes:FuzzDSNPassword
+               ./passes:FuzzPostgresDSN ./passes:FuzzDSNPassword \
+               ./passes:FuzzCheckWhere ./passes:FuzzIdentifier ./passes:FuzzFilter
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; name=$${t##*:}; \
@@ -56,3 +57,14 @@ lint:
 
 fmt:
 	gofmt -w .
+
+# The static binary deploy/Dockerfile ships (CGO_ENABLED=0, same script and flags), checked
+# static and run (`retention version`): CI's stand-in for a Docker build.
+.PHONY: static deploy-check
+static:
+	bash deploy/check.sh static
+
+# Every deployment check: promtool on the alert rules, the static build, systemd-analyze
+# on the unit. Installs promtool/systemd-analyze from Debian when root with CI=true.
+deploy-check:
+	bash deploy/check.sh

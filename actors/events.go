@@ -28,7 +28,24 @@ const (
 	Cancelled StopReason = "cancelled"
 	// Stopped: the runtime stopped during the sweep.
 	Stopped StopReason = "stopped"
+	// Contended: the pass said more was waiting (passes.ReportMoreWaiting), yet its last
+	// ContendedAfter batches took nothing: the rows left are out of its reach for now
+	// (locked by other transactions, say). Work remains; the next sweep tries again.
+	Contended StopReason = "contended"
 )
+
+// ContendedAfter is how many batches in a row may report more waiting while deleting and
+// skipping nothing before the sweep ends as Contended instead of asking again at once.
+const ContendedAfter = 5
+
+// Succeeded reports whether a sweep that ended for r did its work: it drained, or it
+// stopped at the batch limit or at rows out of its reach, with the rest left for the
+// next sweep. Failed, cancelled and stopped sweeps did not.
+func (r StopReason) Succeeded() bool { return r == Drained || r == BatchLimit || r == Contended }
+
+// LeavesWork reports whether a sweep that ended for r knowingly left expired rows
+// behind for the next sweep.
+func (r StopReason) LeavesWork() bool { return r == BatchLimit || r == Contended }
 
 // PassStarted says a pass actor started; its first sweep comes after Offset.
 type PassStarted struct {

@@ -29,7 +29,7 @@ func TestLogObserverLevels(t *testing.T) {
 		logger := logrus.New()
 		logger.SetOutput(&buf)
 		logger.SetLevel(logrus.DebugLevel)
-		if err := (LogObserver{Logger: logger}).Observe(tc.event); err != nil {
+		if err := (&LogObserver{Logger: logger}).Observe(tc.event); err != nil {
 			t.Fatal(err)
 		}
 		out := buf.String()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -22,8 +23,15 @@ type SweepError struct {
 	Err   error
 }
 
+// Error names the pass and the sweep once: a pass's own error usually starts with
+// `pass "name": ` already (a table pass's do), and that prefix is not repeated.
 func (e *SweepError) Error() string {
-	return fmt.Sprintf("pass %q sweep %d: %v", e.Pass, e.Sweep, e.Err)
+	prefix := fmt.Sprintf("pass %q", e.Pass)
+	msg := fmt.Sprint(e.Err)
+	if rest, ok := strings.CutPrefix(msg, prefix+": "); ok {
+		msg = rest
+	}
+	return fmt.Sprintf("%s sweep %d: %s", prefix, e.Sweep, msg)
 }
 
 // Unwrap returns the batch's error.
@@ -91,6 +99,7 @@ type sweepRun struct {
 	batches int
 	rows    int
 	skipped int
+	idle    int // batches in a row that reported more waiting yet took nothing
 }
 
 // passActor runs one pass: stagger -> sweep -> batch -> delay. PurgeBatch runs on a
@@ -355,7 +364,12 @@ func (a *passActor) onBatchResult(ctx actor.Context, m *batchResult) {
 	}
 	sw.skipped += m.skipped
 	full := m.rows+m.skipped == opts.BatchSize || m.more
-	hold := m.err == nil && full && m.rows >= 0 && m.rows+m.skipped <= opts.BatchSize && sw.batches+1 < opts.MaxBatchesPerSweep && !a.draining && opts.BatchDelay == 0 && !a.yield
+	if m.more && m.rows == 0 && m.skipped == 0 {
+		sw.idle++
+	} else {
+		sw.idle = 0
+	}
+	hold := a.keepsAdmission(m, full)
 	if !hold {
 		a.releaseAdmission(ctx)
 	}
@@ -380,6 +394,8 @@ func (a *passActor) onBatchResult(ctx actor.Context, m *batchResult) {
 	switch {
 	case !full:
 		a.endSweep(ctx, Drained)
+	case sw.idle >= ContendedAfter:
+		a.endSweep(ctx, Contended)
 	case sw.batches >= opts.MaxBatchesPerSweep:
 		a.endSweep(ctx, BatchLimit)
 	case a.draining:
@@ -391,6 +407,15 @@ func (a *passActor) onBatchResult(ctx actor.Context, m *batchResult) {
 	default:
 		a.requestAdmission(ctx)
 	}
+}
+
+// keepsAdmission reports whether the next batch of the sweep follows at once and nobody
+// waits for the gate or the slot, so the batch may keep both instead of asking again.
+func (a *passActor) keepsAdmission(m *batchResult, full bool) bool {
+	sw, opts := a.sweep, a.opts()
+	sane := m.rows >= 0 && m.rows+m.skipped <= opts.BatchSize
+	goesOn := full && sw.idle < ContendedAfter && sw.batches+1 < opts.MaxBatchesPerSweep
+	return m.err == nil && sane && goesOn && !a.draining && opts.BatchDelay == 0 && !a.yield
 }
 
 // fail ends the sweep and hands the error to supervision by panicking with it.
@@ -411,17 +436,18 @@ func (a *passActor) endSweep(ctx actor.Context, reason StopReason) {
 	a.sweep = nil
 	closePass(sw.pass)
 	now := a.d.clock.Now()
-	good := reason == Drained || reason == BatchLimit
+	good := reason.Succeeded()
 	a.d.publish(SweepDone{Name: a.name(), Sweep: sw.id, Cutoff: sw.cutoff, Rows: sw.rows, Skipped: sw.skipped,
-		Batches: sw.batches, WorkRemains: reason == BatchLimit, Reason: reason, Duration: now.Sub(sw.started), At: now})
+		Batches: sw.batches, WorkRemains: reason.LeavesWork(), Reason: reason, Duration: now.Sub(sw.started), At: now})
 	a.cell.update(func(s *PassStatus) {
 		s.State = StateWaiting
 		s.LastSweepEnded = now
 		s.LastSweepRows = sw.rows
 		s.LastSweepReason = reason
-		s.LastWorkRemains = reason == BatchLimit
+		s.LastWorkRemains = reason.LeavesWork()
 		if good {
 			s.ConsecutiveFailures = 0
+			s.Drift, s.DriftError = false, ""
 		}
 	})
 	if good && a.cell.strategy != nil {

@@ -163,7 +163,7 @@ func (r *Runtime) spawnHub() {
 		reporter = LogFailureReporter{Logger: r.logger}
 	}
 	r.guard = observers.NewGuard(reporter)
-	all := append([]Observer{LogObserver{Logger: r.logger}}, r.cfg.Observers...)
+	all := append([]Observer{&LogObserver{Logger: r.logger}}, r.cfg.Observers...)
 	r.d.hub = r.system.Root.SpawnPrefix(newHubProps(observers.NewComposite(r.guard, all...)), "retention-observers")
 }
 
@@ -262,8 +262,11 @@ func (s supervision) Interval(pid *actor.PID) time.Duration {
 }
 
 // Restarting records the backoff for each restarted pass and publishes PassRestarted.
-func (s supervision) Restarting(_ *actor.PID, restarted []*actor.PID, reason any, d supervisor.Decision, attempt int) {
+func (s supervision) Restarting(failed *actor.PID, restarted []*actor.PID, reason any, d supervisor.Decision, attempt int) {
 	err := reasonError(reason)
+	if c := s.r.cellOf(failed); c != nil {
+		c.noteFailure(d.Class, err)
+	}
 	for _, pid := range restarted {
 		if c := s.r.cellOf(pid); c != nil {
 			c.noteRestart(d.Delay)
@@ -337,6 +340,7 @@ func (r *Runtime) Status() Status {
 		ps := c.snapshot()
 		st.Passes = append(st.Passes, ps)
 		st.Degraded = st.Degraded || ps.Degraded
+		st.Drift = st.Drift || ps.Drift
 	}
 	for db, pool := range r.dbSlotPool {
 		st.Slots[db] = pool.Status()

@@ -36,6 +36,11 @@ type PassStatus struct {
 	State    PassState
 	// Degraded is true once supervision gave up on the pass: it no longer sweeps.
 	Degraded bool
+	// Drift is true while the pass's last sweep failed with configuration drift (a
+	// table or column it was configured with is missing); DriftError says what is
+	// missing. The pass keeps retrying; its next good sweep clears both.
+	Drift      bool
+	DriftError string
 
 	Sweeps              int64
 	LastSweepStarted    time.Time
@@ -65,6 +70,8 @@ type Status struct {
 	Slots  map[string]SlotStatus
 	// Degraded is true when any pass was stopped by supervision.
 	Degraded bool
+	// Drift is true when any pass is in configuration drift (PassStatus.Drift).
+	Drift bool
 }
 
 // passCell is what the runtime keeps of one pass across the incarnations of its actor:
@@ -125,6 +132,17 @@ func (c *passCell) noteRestart(d time.Duration) {
 	c.backoff = &d
 	c.status.Restarts++
 	c.status.State = StateBackoff
+}
+
+// noteFailure records how supervision classified the pass's failure: drift sets the
+// drift flag, any other class clears it (what failed now is something else).
+func (c *passCell) noteFailure(class supervisor.Class, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.status.Drift, c.status.DriftError = class == supervisor.Drift, ""
+	if c.status.Drift {
+		c.status.DriftError = err.Error()
+	}
 }
 
 func (c *passCell) noteGaveUp(err error) {

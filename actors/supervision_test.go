@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -247,6 +248,64 @@ func TestReviveStartsAPassSupervisionStopped(t *testing.T) {
 		}
 		if err := h.Runtime.Trigger("p"); err != nil {
 			t.Fatalf("Trigger after Revive: %v", err)
+		}
+	})
+}
+
+func TestConfigurationDriftIsRetriedLoggedOnceAndFlaggedUntilASweepSucceeds(t *testing.T) {
+	cfg := actors.Config{Supervision: supervisor.Policy{Limit: supervisor.Limit{MaxRestarts: 2, Window: time.Hour}}}
+	actortest.Run(t, cfg, func(t *testing.T, h *actortest.Harness) {
+		gone := &passes.SchemaDriftError{Err: errors.New(`relation "audit_log" does not exist`)}
+		fake := actortest.NewFakePass()
+		for range 6 { // more than MaxRestarts: drift must not count toward it
+			fake.Then(actortest.Fail(fmt.Errorf("pass %q: select batch: %w", "audit", gone)))
+		}
+		fake.Then(actortest.Rows(3))
+		other := actortest.NewFakePass().Otherwise(actortest.Rows(1))
+		h.Register(
+			passes.Registration{Name: "audit", New: fake.Factory(), Options: options(time.Hour, failingOptions)},
+			passes.Registration{Name: "other", New: other.Factory(), Options: options(time.Hour, func(o *passes.Options) {
+				o.MaxStartupStagger, o.SweepInterval = 0, 10*time.Second
+			})},
+		)
+		h.Start()
+		var restarts []actors.PassRestarted
+		for range 6 {
+			restarts = append(restarts, h.ExpectWithin(time.Hour, actortest.Of("audit", actortest.Is[actors.PassRestarted]())).(actors.PassRestarted))
+		}
+		for _, r := range restarts {
+			if r.Class != supervisor.Drift {
+				t.Fatalf("restart class %v, want drift", r.Class)
+			}
+		}
+		st := h.Status("audit")
+		if !st.Drift || !strings.Contains(st.DriftError, `relation "audit_log" does not exist`) || st.Degraded || !h.Runtime.Status().Drift {
+			t.Fatalf("status in drift = %+v", st)
+		}
+		if n := h.Status("other").Sweeps; n < 3 {
+			t.Fatalf("the other pass swept %d times during the drift: it must keep going", n)
+		}
+		auditLines := func(level string) int {
+			n := 0
+			for _, line := range strings.Split(h.Logs.String(), "\n") {
+				if strings.Contains(line, "pass=audit") && strings.Contains(line, "level="+level) {
+					n++
+				}
+			}
+			return n
+		}
+		if w, i := auditLines("warning"), auditLines("info"); w != 6 || i != 2 { // the first start and sweep start
+			t.Fatalf("%d warnings and %d info lines for 6 drift failures, want one warning each and no info line after the first sweep started:\n%s", w, i, h.Logs.String())
+		}
+		done := h.ExpectWithin(time.Hour, actortest.Of("audit", actortest.Is[actors.SweepDone]())).(actors.SweepDone)
+		for done.Reason == actors.Failed {
+			done = h.ExpectWithin(time.Hour, actortest.Of("audit", actortest.Is[actors.SweepDone]())).(actors.SweepDone)
+		}
+		if st := h.Status("audit"); done.Reason != actors.Drained || st.Drift || st.DriftError != "" || h.Runtime.Status().Drift {
+			t.Fatalf("after the table came back: sweep %+v, status %+v", done, st)
+		}
+		if !strings.Contains(h.Logs.String(), "configuration drift cleared") {
+			t.Fatalf("no line says the drift cleared:\n%s", h.Logs.String())
 		}
 	})
 }

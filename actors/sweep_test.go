@@ -1,6 +1,7 @@
 package actors_test
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -218,5 +219,62 @@ func TestBatchTimeoutCancelsAHungBatch(t *testing.T) {
 		}
 		h.ExpectNone(10*time.Minute-time.Nanosecond, actortest.Is[actors.SweepStarted]())
 		h.ExpectWithin(time.Nanosecond, actortest.Is[actors.SweepStarted]())
+	})
+}
+
+// lockedRows is a pass over rows of which the last few are locked by another
+// transaction: it passes them over, as SKIP LOCKED does, and says more is waiting.
+func lockedRows(expired, locked int) passes.Pass {
+	left := expired - locked
+	return passes.PassFunc(func(ctx context.Context, size int, _ time.Time) (int, error) {
+		n := min(size, left)
+		left -= n
+		if n < size && locked > 0 {
+			passes.ReportMoreWaiting(ctx)
+		}
+		return n, nil
+	})
+}
+
+func TestRowsPassedOverEndTheSweepAsContendedWithWorkRemaining(t *testing.T) {
+	actortest.Run(t, actors.Config{}, func(t *testing.T, h *actortest.Harness) {
+		h.Register(passes.Registration{Name: "p", New: passes.Reuse(lockedRows(25, 5)), Options: options(time.Hour, func(o *passes.Options) {
+			o.BatchSize, o.MaxStartupStagger = 10, 0
+		})})
+		h.Start()
+		done := h.ExpectWithin(time.Second, actortest.Is[actors.SweepDone]()).(actors.SweepDone)
+		// 10 + 10 full, then 0 (short, more waiting) and ContendedAfter batches taking nothing.
+		if done.Reason != actors.Contended || !done.WorkRemains || done.Rows != 20 || done.Batches != 2+actors.ContendedAfter {
+			t.Fatalf("sweep = %+v, want contended after %d batches with 20 rows", done, 2+actors.ContendedAfter)
+		}
+		st := h.Status("p")
+		if !st.LastWorkRemains || st.LastSweepReason != actors.Contended || st.ConsecutiveFailures != 0 {
+			t.Fatalf("status = %+v", st)
+		}
+		if !st.NextSweep.Equal(h.Now().Add(time.Hour)) {
+			t.Fatalf("next sweep at %v, want the normal interval after %v", st.NextSweep, h.Now())
+		}
+	})
+}
+
+func TestBatchesTakingNothingButFewerThanContendedAfterKeepTheSweepGoing(t *testing.T) {
+	actortest.Run(t, actors.Config{}, func(t *testing.T, h *actortest.Harness) {
+		calls := 0
+		pass := passes.PassFunc(func(ctx context.Context, size int, _ time.Time) (int, error) {
+			calls++
+			if calls < actors.ContendedAfter { // another sweeper took these batches
+				passes.ReportMoreWaiting(ctx)
+				return 0, nil
+			}
+			return 1, nil
+		})
+		h.Register(passes.Registration{Name: "p", New: passes.Reuse(pass), Options: options(time.Hour, func(o *passes.Options) {
+			o.BatchSize, o.MaxStartupStagger = 10, 0
+		})})
+		h.Start()
+		done := h.ExpectWithin(time.Second, actortest.Is[actors.SweepDone]()).(actors.SweepDone)
+		if done.Reason != actors.Drained || done.Rows != 1 || done.Batches != actors.ContendedAfter {
+			t.Fatalf("sweep = %+v, want drained after %d batches", done, actors.ContendedAfter)
+		}
 	})
 }

@@ -16,9 +16,19 @@ var _ validation.StartupValidator = (*Table)(nil)
 // ValidateStartup checks, before any delete, that the table, its columns and its child
 // tables exist and that the key is unique (failures), and that the timestamp and every
 // child's foreign key lead an index (warnings: without one each batch scans the table).
+// A check the database could not answer (IsTransient) makes the result Unavailable, so
+// the host may retry it rather than call the configuration bad.
 func (t *Table) ValidateStartup(ctx context.Context) validation.StartupResult {
 	var failures, warnings []string
-	fail := func(format string, args ...any) { failures = append(failures, fmt.Sprintf(format, args...)) }
+	unavailable := false
+	fail := func(format string, args ...any) {
+		for _, a := range args {
+			if err, ok := a.(error); ok && IsTransient(err) {
+				unavailable = true
+			}
+		}
+		failures = append(failures, fmt.Sprintf(format, args...))
+	}
 	warn := func(format string, args ...any) {
 		warnings = append(warnings, fmt.Sprintf("pass %q: ", t.name)+fmt.Sprintf(format, args...))
 	}
@@ -51,7 +61,11 @@ func (t *Table) ValidateStartup(ctx context.Context) validation.StartupResult {
 		t.indexWarnings(ctx, warn)
 	}
 	if len(failures) > 0 {
-		return validation.Failure(fmt.Sprintf("pass %q: %s", t.name, strings.Join(failures, "; ")))
+		msg := fmt.Sprintf("pass %q: %s", t.name, strings.Join(failures, "; "))
+		if unavailable {
+			return validation.Unavailable(msg)
+		}
+		return validation.Failure(msg)
 	}
 	return validation.Success(fmt.Sprintf("pass %q: table %s is ready", t.name, t.spec.Table), warnings...)
 }

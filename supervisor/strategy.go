@@ -70,7 +70,7 @@ func (s *Strategy) HandleFailure(_ *actor.ActorSystem, sup actor.Supervisor, chi
 	if s.allForOne {
 		targets = slices.Clone(sup.Children())
 	}
-	attempt, failures, exceeded := s.record(child)
+	attempt, failures, exceeded := s.record(child, !IsDrift(reason))
 	if exceeded {
 		s.listener.GivingUp(child, targets, reason, failures)
 		sup.StopChildren(targets...)
@@ -82,18 +82,21 @@ func (s *Strategy) HandleFailure(_ *actor.ActorSystem, sup actor.Supervisor, chi
 }
 
 // record adds a failure and reports the attempt number, the failures in the window, and
-// whether they exceed the limit.
-func (s *Strategy) record(child *actor.PID) (attempt, failures int, exceeded bool) {
+// whether they exceed the limit. A failure that does not count (configuration drift)
+// drives the backoff but stays out of the window.
+func (s *Strategy) record(child *actor.PID, counts bool) (attempt, failures int, exceeded bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	h := s.historyLocked(child.Id)
 	now := s.clock.Now()
 	lim := s.policy.Limit.withDefaults()
 	h.failures = slices.DeleteFunc(h.failures, func(t time.Time) bool { return now.Sub(t) >= lim.Window })
-	h.failures = append(h.failures, now)
+	if counts {
+		h.failures = append(h.failures, now)
+	}
 	h.attempts++
 	attempt, failures = h.attempts, len(h.failures)
-	exceeded = lim.MaxRestarts >= 0 && failures > lim.MaxRestarts
+	exceeded = counts && lim.MaxRestarts >= 0 && failures > lim.MaxRestarts
 	if exceeded {
 		// A stopped actor that is started again (a retried dead letter) begins afresh.
 		*h = history{}

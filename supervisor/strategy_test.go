@@ -2,6 +2,7 @@ package supervisor_test
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/retentionkit/retention/core/clock"
+	"github.com/retentionkit/retention/passes"
 	"github.com/retentionkit/retention/supervisor"
 )
 
@@ -101,5 +103,32 @@ func TestAllForOneRestartsAndStopsTheWholeGroup(t *testing.T) {
 	s.HandleFailure(nil, sup, b, nil, errBoom, nil) // the group shares one history
 	if len(sup.stopped) != 1 || len(sup.stopped[0]) != 2 {
 		t.Fatalf("stopped %v, want both", sup.stopped)
+	}
+}
+
+func TestDriftNeverCountsTowardTheRestartLimit(t *testing.T) {
+	clk := clock.NewManual(time.Unix(0, 0))
+	l := &listener{}
+	s := supervisor.NewOneForOne(clk, supervisor.Policy{Limit: supervisor.Limit{MaxRestarts: 2, Window: time.Minute}}, interval(time.Hour), l)
+	a := actor.NewPID("local", "a")
+	sup := &fakeSupervisor{children: []*actor.PID{a}}
+	drift := fmt.Errorf("sweep: %w", &passes.SchemaDriftError{Err: errBoom})
+	for range 10 {
+		s.HandleFailure(nil, sup, a, nil, drift, nil)
+	}
+	if len(sup.stopped) != 0 || len(sup.restarted) != 10 {
+		t.Fatalf("stopped %v, restarted %d times; want 10 restarts and no stop", sup.stopped, len(sup.restarted))
+	}
+	if want := []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}; !slices.Equal(l.attempts, want) {
+		t.Fatalf("attempts = %v, want %v: drift still drives the backoff", l.attempts, want)
+	}
+	s.HandleFailure(nil, sup, a, nil, errBoom, nil)
+	s.HandleFailure(nil, sup, a, nil, errBoom, nil)
+	if len(sup.stopped) != 0 {
+		t.Fatal("two counted failures within the limit of 2 stopped the pass: the drift ones were counted")
+	}
+	s.HandleFailure(nil, sup, a, nil, errBoom, nil)
+	if len(sup.stopped) != 1 {
+		t.Fatal("the third counted failure did not stop the pass")
 	}
 }

@@ -61,15 +61,41 @@ func (a *admin) handler() http.Handler {
 	return mux
 }
 
+// readiness is /readyz's JSON body.
+type readiness struct {
+	Status string        `json:"status"` // ready, starting or degraded
+	Passes []passTrouble `json:"passes,omitempty"`
+}
+
+// passTrouble is one pass that makes the node degraded, and why.
+type passTrouble struct {
+	Pass   string `json:"pass"`
+	Reason string `json:"reason"` // configuration_drift or stopped_by_supervision
+	Error  string `json:"error,omitempty"`
+}
+
+// readyz answers 200 once the runtime started, and 503 before, or while a pass is
+// degraded: stopped by supervision, or in configuration drift (a table or column it
+// was configured with is missing), naming each such pass and why.
 func (a *admin) readyz(w http.ResponseWriter, _ *http.Request) {
-	switch {
+	body, code := readiness{Status: "ready"}, http.StatusOK
+	switch st := a.rt.Status(); {
 	case !a.ready.Load():
-		http.Error(w, "starting", http.StatusServiceUnavailable)
-	case a.rt.Status().Degraded:
-		http.Error(w, "degraded: a pass was stopped by supervision", http.StatusServiceUnavailable)
-	default:
-		_, _ = w.Write([]byte("ready\n"))
+		body.Status, code = "starting", http.StatusServiceUnavailable
+	case st.Degraded || st.Drift:
+		body.Status, code = "degraded", http.StatusServiceUnavailable
+		for _, p := range st.Passes {
+			switch {
+			case p.Degraded:
+				body.Passes = append(body.Passes, passTrouble{Pass: p.Name, Reason: "stopped_by_supervision", Error: p.LastError})
+			case p.Drift:
+				body.Passes = append(body.Passes, passTrouble{Pass: p.Name, Reason: "configuration_drift", Error: p.DriftError})
+			}
+		}
 	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(body)
 }
 
 // authorized refuses a mutating request without the configured bearer token, and

@@ -515,3 +515,215 @@ func TestASecondSignalCancelsAtOnce(t *testing.T) {
 		t.Fatal("the cancelled batch deleted rows")
 	}
 }
+
+// TestDrainExitsOneWhileLockedRowsRemain holds 50 expired, deletable rows locked in
+// another transaction: SKIP LOCKED passes over them, and the drain, after retrying within
+// --drain-retry, exits 1 naming how many are left and why. Once they are released a drain
+// deletes them and exits 0.
+func TestDrainExitsOneWhileLockedRowsRemain(t *testing.T) {
+	e := newEnv(t, passes.DriverPostgres)
+	e.seed(1000)
+	path := e.config("", "")
+	ctx := context.Background()
+	cutoff := time.Now().Add(-30 * 24 * time.Hour).Unix()
+	deletable := fmt.Sprintf("occurred_at < %d AND state = 'done' AND id NOT IN (SELECT audit_log_id FROM %slegal_hold)", cutoff, e.prefix)
+	holder, err := e.db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Rollback()
+	var locked []int64
+	if err := holder.NewRaw("SELECT id FROM "+e.prefix+"audit_log WHERE "+deletable+" AND id > 500 ORDER BY id LIMIT 50 FOR UPDATE").Scan(ctx, &locked); err != nil || len(locked) != 50 {
+		t.Fatalf("locked %d rows: %v", len(locked), err)
+	}
+
+	r := retention(t, "sweep", "--config", path, "--drain", "--drain-retry", "1s")
+	if r.code != 1 || !strings.Contains(r.stderr, "audit-log: 50 expired rows left (") || !strings.Contains(r.stderr, "locked by other transactions") {
+		t.Fatalf("drain with locked rows: exit %d, stderr:\n%s\nstdout:\n%s", r.code, r.stderr, r.stdout)
+	}
+	if left := e.count(deletable); left != 50 {
+		t.Fatalf("%d deletable rows left, want the 50 locked ones", left)
+	}
+	if err := holder.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	if r := retention(t, "sweep", "--config", path, "--drain"); r.code != 0 {
+		t.Fatalf("drain after the locks went: exit %d: %s", r.code, r.stderr)
+	}
+	if left := e.count(deletable); left != 0 {
+		t.Fatalf("%d deletable rows left after the locks went", left)
+	}
+}
+
+// TestASweepWhoseBatchesTimeOutExitsOne makes every batch outlast batch_timeout: the
+// sweep, drained or not, deleted nothing and must not exit 0.
+func TestASweepWhoseBatchesTimeOutExitsOne(t *testing.T) {
+	e := newEnv(t, passes.DriverPostgres)
+	e.seed(100)
+	before := e.count("1 = 1")
+	path := e.config("    where: \"(SELECT pg_sleep(0.5)) IS NOT NULL\"\n    batch_timeout: 100ms", "")
+	r := retention(t, "sweep", "--config", path)
+	if r.code != 1 || !strings.Contains(r.stderr, "audit-log: a batch timed out") || !strings.Contains(r.stdout, "cancelled") {
+		t.Fatalf("sweep: exit %d, stderr:\n%s\nstdout:\n%s", r.code, r.stderr, r.stdout)
+	}
+	r = retention(t, "sweep", "--config", path, "--drain", "--drain-retry", "1s")
+	if r.code != 1 || !strings.Contains(r.stderr, "expired rows left (its batches time out") {
+		t.Fatalf("drain: exit %d, stderr:\n%s\nstdout:\n%s", r.code, r.stderr, r.stdout)
+	}
+	if e.count("1 = 1") != before {
+		t.Fatal("a cancelled batch deleted rows")
+	}
+}
+
+// TestATableThatDisappearsIsConfigurationDrift renames the pass's table away under a
+// running node: the pass reports configuration drift (one warning per failure, /readyz
+// 503 naming the pass and why) and keeps retrying; once the table is back it sweeps
+// again and the node is ready.
+func TestATableThatDisappearsIsConfigurationDrift(t *testing.T) {
+	eachDriver(t, func(t *testing.T, e *env) {
+		e.seed(200)
+		path := e.config("    sweep_interval: 24h", "")
+		e.edit(path, "node:\n", "node:\n  admin: 127.0.0.1:0\n")
+		n := startRun(t, path)
+		addr := n.waitLog(t, "admin endpoint listening", "")["addr"].(string)
+		n.waitLog(t, "sweep done", "audit-log")
+		readyz := func() (int, readiness) {
+			resp, err := http.Get("http://" + addr + "/readyz")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var body readiness
+			if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+				t.Fatal(err)
+			}
+			return resp.StatusCode, body
+		}
+		if code, body := readyz(); code != http.StatusOK || body.Status != "ready" {
+			t.Fatalf("/readyz before the drift = %d %+v", code, body)
+		}
+
+		e.exec("ALTER TABLE " + e.prefix + "audit_log RENAME TO " + e.prefix + "audit_log_away")
+		if r := retention(t, "trigger", "--config", path, "audit-log"); r.code != 0 {
+			t.Fatalf("trigger: exit %d: %s", r.code, r.stderr)
+		}
+		const drift = "configuration drift: a table or column the pass was configured with is missing; retrying"
+		first := n.waitLog(t, drift, "audit-log")
+		if !strings.Contains(fmt.Sprint(first["error"]), "audit_log") {
+			t.Fatalf("the drift line does not say what is missing: %v", first)
+		}
+		code, body := readyz()
+		if code != http.StatusServiceUnavailable || body.Status != "degraded" || len(body.Passes) != 1 ||
+			body.Passes[0].Pass != "audit-log" || body.Passes[0].Reason != "configuration_drift" || !strings.Contains(body.Passes[0].Error, "audit_log") {
+			t.Fatalf("/readyz in drift = %d %+v", code, body)
+		}
+		get := func(p string) (int, string) {
+			resp, err := http.Get("http://" + addr + p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			return resp.StatusCode, string(b)
+		}
+		// The next failure says it once: no other line of the pass comes between.
+		for timeout := time.After(time.Minute); ; { // a bound on a hang
+			var m map[string]any
+			select {
+			case line, ok := <-n.lines:
+				if !ok {
+					t.Fatal("the node exited during the drift")
+				}
+				m = line
+			case <-timeout:
+				t.Fatal("no second drift line")
+			}
+			if m["pass"] != "audit-log" {
+				continue
+			}
+			if m["msg"] != drift {
+				t.Fatalf("a second line for one drift failure: %v", m)
+			}
+			break
+		}
+
+		// The second drift line means the metrics observer has had the first restart.
+		if v := metricValue(t, get, `retention_configuration_drift{pass="audit-log"}`); v != 1 {
+			t.Fatalf("retention_configuration_drift in drift = %v", v)
+		}
+
+		e.exec("ALTER TABLE " + e.prefix + "audit_log_away RENAME TO " + e.prefix + "audit_log")
+		n.waitLog(t, "configuration drift cleared: the pass swept again", "audit-log")
+		if code, body := readyz(); code != http.StatusOK || body.Status != "ready" {
+			t.Fatalf("/readyz after the table came back = %d %+v", code, body)
+		}
+		// Observers hear each event in turn: once the log observer logs the next sweep's
+		// start, the metrics observer has had the sweep that cleared the drift.
+		if r := retention(t, "trigger", "--config", path, "audit-log"); r.code != 0 {
+			t.Fatalf("trigger: exit %d: %s", r.code, r.stderr)
+		}
+		n.waitLog(t, "sweep started", "audit-log")
+		if v := metricValue(t, get, `retention_configuration_drift{pass="audit-log"}`); v != 0 {
+			t.Fatalf("retention_configuration_drift after the table came back = %v", v)
+		}
+		if err := n.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		if err := n.cmd.Wait(); err != nil {
+			t.Fatalf("run exited with %v after SIGTERM", err)
+		}
+	})
+}
+
+// TestValidateWaitsOutALockedTable runs `validate` while another session holds the
+// pass's table under an ACCESS EXCLUSIVE lock: the checks time out and are retried (a
+// log line says so) instead of exiting 2; once the lock goes, validate exits 0.
+func TestValidateWaitsOutALockedTable(t *testing.T) {
+	e := newEnv(t, passes.DriverPostgres)
+	path := e.config("", "")
+	ctx := context.Background()
+	holder, err := e.db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Rollback()
+	if _, err := holder.ExecContext(ctx, "LOCK TABLE "+e.prefix+"audit_log IN ACCESS EXCLUSIVE MODE"); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(binary, "validate", "--config", path, "--log-format", "json")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	retrying := make(chan map[string]any, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			var m map[string]any
+			if json.Unmarshal(sc.Bytes(), &m) == nil && m["msg"] == "database unavailable during the startup checks; retrying" {
+				select {
+				case retrying <- m:
+				default:
+				}
+			}
+		}
+	}()
+	select {
+	case m := <-retrying:
+		if !strings.Contains(fmt.Sprint(m["error"]), `pass "audit-log"`) {
+			t.Fatalf("the retry line does not name the pass: %v", m)
+		}
+	case <-time.After(time.Minute): // a bound on a hang
+		t.Fatal("validate did not retry the locked table's checks")
+	}
+	if err := holder.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("validate after the lock went: %v", err)
+	}
+}

@@ -98,6 +98,7 @@ func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 		runCommand(o), sweepCommand(o), validateCommand(o), migrateCommand(o),
 		statusCommand(o), triggerCommand(o), retryCommand(o), settingsCommand(o),
 	)
+	addVersion(root)
 	return root
 }
 

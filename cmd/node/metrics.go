@@ -4,6 +4,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/retentionkit/retention/actors"
+	"github.com/retentionkit/retention/supervisor"
 )
 
 // metrics is an observer that turns events into Prometheus metrics, so a retention that
@@ -15,6 +16,7 @@ type metrics struct {
 	batchSeconds           *prometheus.HistogramVec
 	lastSuccess            *prometheus.GaugeVec
 	consecutiveFailures    *prometheus.GaugeVec
+	drift                  *prometheus.GaugeVec
 }
 
 func newMetrics(reg prometheus.Registerer, rt *actors.Runtime) *metrics {
@@ -28,8 +30,9 @@ func newMetrics(reg prometheus.Registerer, rt *actors.Runtime) *metrics {
 		batchSeconds:        prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "retention_batch_duration_seconds", Help: "Time one batch took.", Buckets: prometheus.ExponentialBuckets(0.001, 4, 10)}, []string{"pass"}),
 		lastSuccess:         prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "retention_last_success_timestamp_seconds", Help: "When the pass last finished a sweep that did not fail."}, []string{"pass"}),
 		consecutiveFailures: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "retention_consecutive_failures", Help: "Failed sweeps since the last good one."}, []string{"pass"}),
+		drift:               prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "retention_configuration_drift", Help: "1 while the pass's last failure was a table or column missing, until a sweep succeeds."}, []string{"pass"}),
 	}
-	reg.MustRegister(m.rows, m.skipped, m.batches, m.sweeps, m.failures, m.restarts, m.batchSeconds, m.lastSuccess, m.consecutiveFailures)
+	reg.MustRegister(m.rows, m.skipped, m.batches, m.sweeps, m.failures, m.restarts, m.batchSeconds, m.lastSuccess, m.consecutiveFailures, m.drift)
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "retention_slots_in_use", Help: "Deletes running now, all databases."}, func() float64 {
 		total := 0
 		for _, s := range rt.Status().Slots {
@@ -52,15 +55,21 @@ func (m *metrics) Observe(e actors.Event) error {
 		m.skipped.WithLabelValues(p).Inc()
 	case actors.SweepDone:
 		m.sweeps.WithLabelValues(p, string(e.Reason)).Inc()
-		if e.Reason == actors.Drained || e.Reason == actors.BatchLimit {
+		if e.Reason.Succeeded() {
 			m.lastSuccess.WithLabelValues(p).Set(float64(e.At.Unix()))
 			m.consecutiveFailures.WithLabelValues(p).Set(0)
+			m.drift.WithLabelValues(p).Set(0)
 		}
 	case actors.PassFailed:
 		m.failures.WithLabelValues(p).Inc()
 		m.consecutiveFailures.WithLabelValues(p).Inc()
 	case actors.PassRestarted:
 		m.restarts.WithLabelValues(p).Inc()
+		drift := 0.0
+		if e.Class == supervisor.Drift {
+			drift = 1
+		}
+		m.drift.WithLabelValues(p).Set(drift)
 	}
 	return nil
 }

@@ -39,6 +39,8 @@ type node struct {
 	plan   *ledger.Plan
 	// stopHeartbeat ends the node's heartbeat (see join); nil until then.
 	stopHeartbeat context.CancelFunc
+	// startup overrides the startup checks' retry bounds; zero takes the defaults.
+	startup startupLimits
 }
 
 // openNode loads and validates the configuration and opens its database; with existing,
@@ -105,32 +107,6 @@ func (n *node) join(ctx context.Context) error {
 	go (&ledger.NodeHeartbeat{Ledger: n.ledger, Node: self, Reporter: actors.LogPollReporter{Logger: n.log, What: "node heartbeat"}}).Run(hbCtx)
 	n.log.WithFields(logrus.Fields{"node": self.ID, "host": self.Host, "pid": self.PID}).Info("node joined the ledger")
 	return nil
-}
-
-// startupValidate runs every startup check, logs the warnings, and fails with every
-// failure at once.
-func (n *node) startupValidate(ctx context.Context) error {
-	var failures []error
-	for _, t := range n.tables {
-		res := t.ValidateStartup(ctx)
-		if res.Failed() {
-			failures = append(failures, errors.New(res.Message()))
-			continue
-		}
-		for _, w := range res.Warnings() {
-			n.log.Warn(w)
-		}
-	}
-	var names []string
-	for _, r := range n.regs {
-		names = append(names, r.Name)
-	}
-	if n.cfg.CleanupEnabled() {
-		if err := n.plan.CheckAliases(ledger.AliasesFor(names)); err != nil {
-			failures = append(failures, err)
-		}
-	}
-	return badConfig(errors.Join(failures...))
 }
 
 // migrate creates or upgrades the ledger tables, unless the ledger is off or

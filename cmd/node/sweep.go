@@ -2,11 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/sirupsen/logrus"
 	"github.com/spf13/cobra"
 
 	"github.com/retentionkit/retention/actors"
@@ -15,6 +18,7 @@ import (
 func sweepCommand(o *options) *cobra.Command {
 	var only []string
 	var drain, dry bool
+	var retry time.Duration
 	var progressMode string
 	cmd := &cobra.Command{
 		Use:   "sweep",
@@ -39,12 +43,14 @@ func sweepCommand(o *options) *cobra.Command {
 				if err := n.migrate(cmd.Context()); err != nil {
 					return err
 				}
-				return n.sweep(cmd.Context(), only, drain, progressMode, o)
+				return n.sweep(cmd.Context(), only, drain, retry, progressMode, o)
 			})
 		},
 	}
 	cmd.Flags().StringArrayVar(&only, "pass", nil, "sweep only this pass (repeatable)")
-	cmd.Flags().BoolVar(&drain, "drain", false, "repeat sweeps until one ends short of a full batch")
+	cmd.Flags().BoolVar(&drain, "drain", false, "repeat sweeps until no expired row is left; exit 1 if some are")
+	cmd.Flags().DurationVar(&retry, "drain-retry", defaultDrainRetry,
+		"with --drain, how long to keep sweeping again, with a backoff, for rows a sweep could not reach (locked by other transactions, batches that timed out)")
 	cmd.Flags().BoolVar(&dry, "dry-run", false, "count what would be deleted; delete nothing")
 	cmd.Flags().StringVar(&progressMode, "progress", "auto", "progress bars: auto (on a terminal), always or never")
 	return cmd
@@ -79,17 +85,30 @@ type sweepTotals struct {
 	rows, skipped, batches, sweeps int
 	duration                       time.Duration
 	reason                         actors.StopReason
-	failed                         error
+	failed                         error // the pass's last failure
+	left                           error // why the pass is not done: rows left, a batch timed out
+	done                           bool  // no more sweeps of it are waited for
+}
+
+func (t *sweepTotals) add(e actors.SweepDone) {
+	t.rows, t.skipped, t.batches, t.sweeps = t.rows+e.Rows, t.skipped+e.Skipped, t.batches+e.Batches, t.sweeps+1
+	t.duration += e.Duration
+	t.reason = e.Reason
 }
 
 // sweep runs one sweep of every selected pass on a runtime (with --drain, more while
-// the last one reports work remaining), printing a line per batch and a summary.
-func (n *node) sweep(ctx context.Context, only []string, drain bool, progressMode string, o *options) error {
+// the last one reports work remaining, or rows it could not reach, within retry),
+// printing a line per batch and a summary. It fails when a pass failed, when a batch
+// timed out, and, with --drain, when expired rows are left at the end.
+func (n *node) sweep(ctx context.Context, only []string, drain bool, retry time.Duration, progressMode string, o *options) error {
 	idx := n.selected(only)
 	switch progressMode {
 	case "auto", "always", "never":
 	default:
 		return usageError{fmt.Errorf("--progress %q: want auto, always or never", progressMode)}
+	}
+	if retry < 0 {
+		return usageError{fmt.Errorf("--drain-retry %v: must not be negative", retry)}
 	}
 	var names []string
 	for _, i := range idx {
@@ -115,30 +134,50 @@ func (n *node) sweep(ctx context.Context, only []string, drain bool, progressMod
 	for _, name := range names {
 		totals[name] = &sweepTotals{}
 	}
+	drains := newDrainer(retry, n.countExpired)
+	retries := make(chan string, len(names))
 	pending := len(names)
+	finish := func(name string, left error) {
+		t := totals[name]
+		t.done, t.left = true, left
+		show.passDone(name)
+		pending--
+	}
 	for pending > 0 {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
+		case name := <-retries:
+			if err := rt.Trigger(name); err != nil {
+				finish(name, err)
+			}
 		case e := <-events:
 			t := totals[e.PassName()]
+			if t == nil || t.done {
+				continue // a pass restarted after its failure sweeps again: its result is in
+			}
 			switch e := e.(type) {
 			case actors.BatchDone:
 				show.batch(e)
 			case actors.PassFailed:
 				t.failed = e.Err
 			case actors.SweepDone:
-				t.rows, t.skipped, t.batches, t.sweeps = t.rows+e.Rows, t.skipped+e.Skipped, t.batches+e.Batches, t.sweeps+1
-				t.duration += e.Duration
-				t.reason = e.Reason
-				if drain && e.WorkRemains {
-					if err := rt.Trigger(e.Name); err != nil {
-						return err
-					}
+				t.add(e)
+				if !drain {
+					finish(e.Name, timedOut(e))
 					continue
 				}
-				show.passDone(e.Name)
-				pending--
+				v := drains.after(ctx, e)
+				if !v.again {
+					finish(e.Name, v.err)
+					continue
+				}
+				if v.wait > 0 {
+					n.log.WithFields(logrus.Fields{"pass": e.Name, "left": drains.states[e.Name].left, "retry_in": v.wait}).
+						Info("expired rows left after the sweep; sweeping again")
+				}
+				name := e.Name
+				time.AfterFunc(v.wait, func() { retries <- name })
 			}
 		}
 	}
@@ -146,22 +185,64 @@ func (n *node) sweep(ctx context.Context, only []string, drain bool, progressMod
 	return printSummary(o, names, totals)
 }
 
+// timedOut is the error of a single sweep whose batch timed out.
+func timedOut(e actors.SweepDone) error {
+	if e.Reason != actors.Cancelled {
+		return nil
+	}
+	return fmt.Errorf("%s: a batch timed out (see batch_timeout) after %d rows were deleted", e.Name, e.Rows)
+}
+
+// countTimeout bounds the count that ends a drain, so a table another session holds
+// locked fails the drain instead of hanging it.
+const countTimeout = 30 * time.Second
+
+// countExpired is the dry-run count of the named pass at cutoff.
+func (n *node) countExpired(ctx context.Context, pass string, cutoff time.Time) (int, error) {
+	ctx, cancel := context.WithTimeout(ctx, countTimeout)
+	defer cancel()
+	for i, r := range n.regs {
+		if r.Name == pass {
+			res, err := n.tables[i].DryRun(ctx, cutoff)
+			return int(res.Eligible), err
+		}
+	}
+	return 0, fmt.Errorf("no pass %q", pass)
+}
+
 func printSummary(o *options, names []string, totals map[string]*sweepTotals) error {
 	w := tabwriter.NewWriter(o.stdout, 0, 2, 2, ' ', 0)
 	fmt.Fprintln(w, "PASS\tDELETED\tSKIPPED\tBATCHES\tSWEEPS\tDURATION\tSTOP REASON")
-	var failed []string
+	var failed, left []string
 	for _, name := range names {
 		t := totals[name]
 		fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%d\t%v\t%s\n", name, t.rows, t.skipped, t.batches, t.sweeps, t.duration.Round(time.Millisecond), t.reason)
-		if t.failed != nil {
-			failed = append(failed, name+": "+t.failed.Error())
+		if t.reason == actors.Failed && t.failed != nil {
+			failed = append(failed, namedOnce(name, t.failed))
+		}
+		if t.left != nil {
+			left = append(left, t.left.Error())
 		}
 	}
 	if err := w.Flush(); err != nil {
 		return err
 	}
+	var errs []error
 	if len(failed) > 0 {
-		return fmt.Errorf("%d passes failed: %v", len(failed), failed)
+		errs = append(errs, fmt.Errorf("%d passes failed: %s", len(failed), strings.Join(failed, "; ")))
 	}
-	return nil
+	if len(left) > 0 {
+		errs = append(errs, fmt.Errorf("not done: %s", strings.Join(left, "; ")))
+	}
+	return errors.Join(errs...)
+}
+
+// namedOnce is err's text starting with the pass's name once: a table pass's errors
+// name their pass already.
+func namedOnce(name string, err error) string {
+	msg := err.Error()
+	if strings.HasPrefix(msg, fmt.Sprintf("pass %q", name)) {
+		return msg
+	}
+	return name + ": " + msg
 }

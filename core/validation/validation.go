@@ -7,6 +7,7 @@ import (
 	"context"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/retentionkit/retention/core"
 )
@@ -71,14 +72,22 @@ type StartupValidator interface {
 // carry warnings, which the host logs at warning level, so no validator needs a logger of
 // its own. The zero value is a success with no message.
 type StartupResult struct {
-	failed   bool
-	message  string
-	warnings []string
+	failed      bool
+	unavailable bool
+	message     string
+	warnings    []string
 }
 
 // Failure returns a result that stops the host, with the reason.
 func Failure(message string) StartupResult {
 	return StartupResult{failed: true, message: message}
+}
+
+// Unavailable returns a failed result whose cause is the moment, not the configuration:
+// the check could not ask what it checks (the database did not answer, timed out, or
+// was shutting down). A host may retry it; a Failure it must not.
+func Unavailable(message string) StartupResult {
+	return StartupResult{failed: true, unavailable: true, message: message}
 }
 
 // Success returns a result that lets the host start, with any findings for the host to
@@ -89,6 +98,10 @@ func Success(message string, warnings ...string) StartupResult {
 
 // Failed reports whether the host must not start.
 func (r StartupResult) Failed() bool { return r.failed }
+
+// Unavailable reports whether the check failed only because what it checks could not
+// be reached: trying again later may succeed.
+func (r StartupResult) Unavailable() bool { return r.unavailable }
 
 // Message returns the check's summary or, for a failure, its reason.
 func (r StartupResult) Message() string { return r.message }
@@ -113,10 +126,14 @@ func (e *StartupFailedError) Unwrap() error { return e.BusinessRuleError }
 // may be nil). It returns a *StartupFailedError naming every failure, or nil.
 func RunStartup(ctx context.Context, validators []StartupValidator, warn func(string)) error {
 	var reasons []string
+	unavailable := 0
 	for _, v := range validators {
 		res := v.ValidateStartup(ctx)
 		if res.Failed() {
 			reasons = append(reasons, res.Message())
+			if res.Unavailable() {
+				unavailable++
+			}
 			continue
 		}
 		if warn != nil {
@@ -128,9 +145,21 @@ func RunStartup(ctx context.Context, validators []StartupValidator, warn func(st
 	if len(reasons) == 0 {
 		return nil
 	}
-	msg := "startup validation failed: " + reasons[0]
-	for _, r := range reasons[1:] {
-		msg += "; " + r
+	msg := strings.Join(reasons, "; ")
+	if unavailable == len(reasons) {
+		return &StartupUnavailableError{Reasons: reasons}
 	}
-	return &StartupFailedError{BusinessRuleError: core.NewBusinessRuleError(msg), Reasons: reasons}
+	return &StartupFailedError{BusinessRuleError: core.NewBusinessRuleError("startup validation failed: " + msg), Reasons: reasons}
+}
+
+// StartupUnavailableError is returned by RunStartup when every failed check was
+// Unavailable: nothing says the configuration is wrong, the checks could not run. It is
+// not deterministic, so a host (or its supervisor) may try again.
+type StartupUnavailableError struct {
+	// Reasons are the failed checks' messages, in the order the checks ran.
+	Reasons []string
+}
+
+func (e *StartupUnavailableError) Error() string {
+	return "startup validation could not run: " + strings.Join(e.Reasons, "; ")
 }

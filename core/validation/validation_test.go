@@ -103,3 +103,27 @@ func TestStartupResultAccessors(t *testing.T) {
 		t.Fatalf("Failure = %+v", f)
 	}
 }
+
+func TestRunStartupTellsUnavailableFromFailed(t *testing.T) {
+	down := validation.Unavailable("pass \"a\": connection refused")
+	if !down.Failed() || !down.Unavailable() || validation.Failure("x").Unavailable() {
+		t.Fatalf("Unavailable = %+v", down)
+	}
+	run := func(checks ...validation.StartupResult) error {
+		var validators []validation.StartupValidator
+		for _, c := range checks {
+			validators = append(validators, startupCheck(c))
+		}
+		return validation.RunStartup(context.Background(), validators, nil)
+	}
+	err := run(down, validation.Success("ok"))
+	var unavailable *validation.StartupUnavailableError
+	if !errors.As(err, &unavailable) || core.IsDeterministic(err) || !slices.Equal(unavailable.Reasons, []string{down.Message()}) {
+		t.Fatalf("only unavailable checks: %v (deterministic %v)", err, core.IsDeterministic(err))
+	}
+	err = run(down, validation.Failure("table t does not exist"))
+	var failed *validation.StartupFailedError
+	if !errors.As(err, &failed) || !core.IsDeterministic(err) || len(failed.Reasons) != 2 {
+		t.Fatalf("a configuration failure among them: %v", err)
+	}
+}
