@@ -167,3 +167,29 @@ func status(url string) int {
 	resp.Body.Close()
 	return resp.StatusCode
 }
+
+// TestSIGTERMRightAfterStart stops `run` with SIGTERM as soon as it says it is running,
+// ten times over, while its passes (the events pass, the run recovery, the metadata
+// cleanup) and the work-queue poller are starting their first rounds: each stop must
+// exit 0 and leave no run InProgress, with no recovery to help.
+func TestSIGTERMRightAfterStart(t *testing.T) {
+	rec := the.results.begin(t, "SIGTERM as soon as `run` logs `node running`, ten times", "0 (×10)")
+	f := newFixture(t)
+	f.seed(1, 3000)
+	path := f.config(passOpts{}, "", "")
+	for i := range 10 {
+		n := start(t, "run", "--config", path)
+		n.waitFor("node running", func(m map[string]any) bool { return m["msg"] == "node running" })
+		n.signal(syscall.SIGTERM)
+		if code := rec.exit(n.wait()); code != 0 {
+			t.Errorf("stop %d: run exited %d after SIGTERM, want 0:\n%s", i, code, n.output())
+		}
+		if g := f.measure(); g.inProgress != 0 {
+			t.Errorf("stop %d: %d runs left InProgress by a graceful stop: %s", i, g.inProgress, f.openRuns())
+		}
+	}
+	g := f.measure()
+	rec.final(g)
+	g.partial(t, "after ten stops")
+	g.ledgerMatches(t, "after ten stops", g.deleted)
+}
