@@ -13,10 +13,14 @@ build:
 	$(GO) build -o bin/retention ./cmd/node
 
 # The main job on the embedded default: the node on the demo config, over a SQLite
-# database seeded on first use (examples/demo). Ctrl-C stops it gracefully.
+# database seeded afresh on every run (examples/demo), so each run shows the whole story;
+# the seeder prints a guide to it first. RETENTION_DEMO_DB and RETENTION_DEMO_ADMIN move
+# the database and the admin endpoint. Ctrl-C stops it gracefully.
+run: export RETENTION_DEMO_DB ?= examples/demo/demo.db
+run: export RETENTION_DEMO_ADMIN ?= 127.0.0.1:9464
 run:
 	$(GO) build -o bin/retention ./cmd/node
-	$(GO) run ./examples/demo/seed -db examples/demo/demo.db
+	$(GO) run ./examples/demo/seed -db "$$RETENTION_DEMO_DB" -admin "$$RETENTION_DEMO_ADMIN"
 	./bin/retention run --config examples/demo/retention.yaml
 
 # Every test, with the race detector, against SQLite and a real PostgreSQL

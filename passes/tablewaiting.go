@@ -27,8 +27,8 @@ func (s *tableSweep) passedOver(ctx context.Context, db bun.IDB, cut cutoff) {
 		return
 	}
 	q := t.eligible(db.NewSelect().TableExpr("?", ident(t.spec.Table)), cut).ColumnExpr("1").Limit(1)
-	if len(s.skipped) > 0 {
-		q = q.Where("? NOT IN (?)", tuple(t.spec.Table, t.key), keyList(s.skipped))
+	if out := s.excluded(s.skipped); len(out) > 0 {
+		q = q.Where("? NOT IN (?)", tuple(t.spec.Table, t.key), keyList(out))
 	}
 	remain, err := q.Exists(ctx)
 	if err != nil || remain {

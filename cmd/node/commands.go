@@ -164,7 +164,8 @@ func statusCommand(o *options) *cobra.Command {
 }
 
 func (n *node) printStatus(ctx context.Context, w *tabwriter.Writer) error {
-	fmt.Fprintln(w, "PASS\tBACKLOG\tKEPT BY HOLDS\tLAST RUN\tSTATE\tROWS\tSKIPPED (STILL THERE)\tREASON\tFAILED RUNS (LAST 50)\tNEXT SWEEP (ABOUT)")
+	fmt.Fprintln(w, "PASS\tBACKLOG\tKEPT BY HOLDS\tQUARANTINED\tLAST RUN\tSTATE\tROWS\tSKIPPED (STILL THERE)\tREASON\tFAILED RUNS (LAST 50)\tNEXT SWEEP (ABOUT)")
+	quarantined := n.quarantineCounts(ctx)
 	for i, t := range n.tables {
 		opts := n.regs[i].Options
 		backlog, kept := "-", "-"
@@ -194,7 +195,7 @@ func (n *node) printStatus(ctx context.Context, w *tabwriter.Writer) error {
 				}
 			}
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.Name(), backlog, kept, last, state, rows, skipped, reason, failed, next)
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.Name(), backlog, kept, quarantined(t.Name()), last, state, rows, skipped, reason, failed, next)
 	}
 	return w.Flush()
 }

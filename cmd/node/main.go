@@ -96,7 +96,7 @@ func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 	root.PersistentFlags().StringVar(&o.logFormat, "log-format", "text", "log format: text or json")
 	root.AddCommand(
 		runCommand(o), sweepCommand(o), validateCommand(o), migrateCommand(o),
-		statusCommand(o), triggerCommand(o), retryCommand(o), settingsCommand(o),
+		statusCommand(o), triggerCommand(o), retryCommand(o), settingsCommand(o), quarantineCommand(o),
 	)
 	addVersion(root)
 	return root

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -66,6 +67,9 @@ func openNode(ctx context.Context, path string, log *logrus.Logger, existing boo
 		return nil, shown
 	}
 	n := &node{cfg: cfg, db: db, log: log}
+	if cfg.LedgerEnabled() {
+		n.ledger, _ = ledger.New(db, cfg.LedgerPrefix())
+	}
 	for _, p := range cfg.Passes {
 		opts, spec, _ := p.build() // validated above
 		tbl, err := passes.NewTable(db, p.Name, spec)
@@ -73,11 +77,11 @@ func openNode(ctx context.Context, path string, log *logrus.Logger, existing boo
 			db.Close()
 			return nil, badConfig(err)
 		}
+		if n.ledger != nil { // rows whose delete fails on their own wait in the ledger's quarantine
+			tbl = tbl.WithQuarantine(n.ledger.Quarantine(map[string]time.Duration{p.Name: opts.EffectiveInterval()}).WithWarnings(func(w string) { log.Warn(w) }))
+		}
 		n.tables = append(n.tables, tbl)
 		n.regs = append(n.regs, tbl.Registration(opts))
-	}
-	if cfg.LedgerEnabled() {
-		n.ledger, _ = ledger.New(db, cfg.LedgerPrefix())
 	}
 	n.plan, _ = cfg.cleanupPlan()
 	return n, nil
@@ -115,9 +119,12 @@ func (n *node) migrate(ctx context.Context) error {
 	if n.ledger == nil || !boolOr(n.cfg.Ledger.Migrate, true) {
 		return nil
 	}
-	applied, err := ledger.Migrate(ctx, n.db, n.cfg.LedgerPrefix())
-	for _, m := range applied {
-		n.log.WithField("migration", m).Info("ledger migrated")
+	m, err := ledger.MigrateTables(ctx, n.db, n.cfg.LedgerPrefix())
+	if msg := "upgraded the ledger tables"; len(m.Applied) > 0 {
+		if len(m.Created) > 0 {
+			msg = "created the ledger tables in the database"
+		}
+		n.log.WithFields(logrus.Fields{"tables": strings.Join(m.Created, " "), "migrations": strings.Join(m.Applied, " ")}).Info(msg)
 	}
 	return err
 }

@@ -29,6 +29,7 @@ func Migrations(prefix string) *migrate.Migrations {
 	m := migrate.NewMigrations()
 	registerTables(m, prefix)
 	registerNodes(m, prefix)
+	registerQuarantine(m, prefix)
 	return m
 }
 

@@ -1,7 +1,8 @@
-// Command seed creates the demo database `make run` sweeps, unless it exists: an audit
-// log of 200,000 rows over the last 300 days (90% past the 30-day retention) with
-// attachments, reviews, legal holds and a few rows an export job still references, plus
-// 20,000 sessions and old ledger runs for the metadata cleanup.
+// Command seed writes the demo database `make run` sweeps, afresh on every run so that
+// every run shows the whole story: an audit log of 200,000 rows over the last 300 days
+// (90% past the 30-day retention) with attachments, reviews, legal holds and two rows an
+// unlisted table still references, 20,000 sessions, and old ledger runs for the metadata
+// cleanup. It then prints a guide to what the node is about to show and where to look.
 package main
 
 import (
@@ -10,77 +11,30 @@ import (
 	"fmt"
 	"os"
 	"time"
-
-	"github.com/retentionkit/retention/passes"
-	"github.com/retentionkit/retention/passes/ledger"
 )
 
 func main() {
-	path := flag.String("db", "examples/demo/demo.db", "the SQLite database to create")
+	path := flag.String("db", "examples/demo/demo.db", "the SQLite database to write (a previous demo copy is replaced)")
 	rows := flag.Int("rows", 200000, "audit rows")
+	admin := flag.String("admin", "127.0.0.1:9464", "the node's admin address, for the guide")
+	config := flag.String("config", "examples/demo/retention.yaml", "the demo configuration, for the guide")
 	flag.Parse()
-	if _, err := os.Stat(*path); err == nil {
-		fmt.Printf("demo database %s exists; delete it to seed afresh\n", *path)
-		return
+	if *rows < 150000 {
+		fmt.Fprintln(os.Stderr, "seed: -rows: want at least 150000: the story needs a sweep that stops at its bound and the rows an unlisted table references")
+		os.Exit(2)
 	}
-	if err := seed(context.Background(), *path, *rows, time.Now().UTC()); err != nil {
+	if err := checkNoNode(context.Background(), *admin); err != nil {
 		fmt.Fprintln(os.Stderr, "seed:", err)
 		os.Exit(1)
 	}
-}
-
-func seed(ctx context.Context, path string, rows int, now time.Time) error {
-	db, err := passes.Open(ctx, passes.DriverSQLite, path)
-	if err != nil {
-		return err
+	start := time.Now()
+	if err := reseed(context.Background(), *path, *rows, start.UTC()); err != nil {
+		fmt.Fprintln(os.Stderr, "seed:", err)
+		os.Exit(1)
 	}
-	defer db.Close()
-	step := int64(300 * 24 * 3600 / rows)
-	stmts := []string{
-		`CREATE TABLE audit_log (id INTEGER PRIMARY KEY, occurred_at TEXT NOT NULL, state TEXT NOT NULL, action TEXT NOT NULL)`,
-		`CREATE INDEX audit_log_occurred_at ON audit_log (occurred_at, id)`,
-		`CREATE TABLE audit_attachment (id INTEGER PRIMARY KEY, audit_log_id INTEGER NOT NULL REFERENCES audit_log (id))`,
-		`CREATE INDEX audit_attachment_log ON audit_attachment (audit_log_id)`,
-		`CREATE TABLE audit_review (id INTEGER PRIMARY KEY, audit_log_id INTEGER REFERENCES audit_log (id))`,
-		`CREATE INDEX audit_review_log ON audit_review (audit_log_id)`,
-		`CREATE TABLE legal_hold (id INTEGER PRIMARY KEY, audit_log_id INTEGER NOT NULL REFERENCES audit_log (id))`,
-		`CREATE INDEX legal_hold_log ON legal_hold (audit_log_id)`,
-		// A table the pass does not know about: its references make those rows fail to
-		// delete, so the sweep bisects around them and reports each as skipped.
-		`CREATE TABLE export_job (id INTEGER PRIMARY KEY, audit_log_id INTEGER NOT NULL REFERENCES audit_log (id))`,
-		fmt.Sprintf(`WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < %d)
-			INSERT INTO audit_log (id, occurred_at, state, action)
-			SELECT i, strftime('%%Y-%%m-%%d %%H:%%M:%%S', %d - (%d - i) * %d, 'unixepoch') || '+00:00',
-				CASE WHEN i %% 13 = 0 THEN 'pending' WHEN i %% 5 = 0 THEN 'failed' ELSE 'done' END, 'login'
-			FROM s`, rows, now.Unix(), rows, step),
-		`INSERT INTO audit_attachment (audit_log_id) SELECT id FROM audit_log WHERE id % 4 = 0`,
-		`INSERT INTO audit_review (audit_log_id) SELECT id FROM audit_log WHERE id % 9 = 0`,
-		`INSERT INTO legal_hold (audit_log_id) SELECT id FROM audit_log WHERE id % 1000 = 7`,
-		`INSERT INTO export_job (audit_log_id) SELECT id FROM audit_log WHERE id IN (1001, 50003, 120011)`,
-		`CREATE TABLE session (id INTEGER PRIMARY KEY, last_seen INTEGER NOT NULL)`,
-		`CREATE INDEX session_last_seen ON session (last_seen, id)`,
-		fmt.Sprintf(`WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < 20000)
-			INSERT INTO session (id, last_seen) SELECT i, %d - i * 1 FROM s`, now.Unix()),
+	g := guide{DB: *path, Rows: *rows, Took: time.Since(start), Admin: *admin, Config: *config}
+	if err := g.print(os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "seed:", err)
+		os.Exit(1)
 	}
-	for _, s := range stmts {
-		if _, err := db.ExecContext(ctx, s); err != nil {
-			return fmt.Errorf("%.60s: %w", s, err)
-		}
-	}
-	if _, err := ledger.Migrate(ctx, db, ledger.DefaultPrefix); err != nil {
-		return err
-	}
-	l, _ := ledger.New(db, ledger.DefaultPrefix)
-	for i := range 500 { // an hour of work-queue polls, for the metadata cleanup to prune
-		at := now.Add(-time.Hour + time.Duration(i)*7*time.Second)
-		id, err := l.StartRun(ctx, ledger.NameWorkQueuePoller, at, at, nil)
-		if err != nil {
-			return err
-		}
-		if err := l.FinishRun(ctx, id, ledger.Finish{End: at, State: ledger.Completed, StopReason: "claimed"}); err != nil {
-			return err
-		}
-	}
-	fmt.Printf("seeded %s: %d audit rows (90%% past retention), 20,000 sessions, 500 ledger runs\n", path, rows)
-	return nil
 }

@@ -1,0 +1,70 @@
+package ledger
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
+)
+
+// Migrated is what one MigrateTables call did to the database: the migrations it
+// applied and the tables under the prefix that did not exist before it ran, so that a
+// node creating its ledger in a user's database can say so, naming what it created.
+type Migrated struct {
+	Applied []string
+	Created []string
+}
+
+// MigrateTables runs Migrate and reports the tables it created, listed from the
+// database's catalog before and after (bun's bookkeeping tables included, since they are
+// tables in the user's database too). A call that applied nothing reports no tables, so
+// of two nodes starting together only the one that did the work claims it.
+func MigrateTables(ctx context.Context, db *bun.DB, prefix string) (Migrated, error) {
+	if err := CheckPrefix(prefix); err != nil {
+		return Migrated{}, err
+	}
+	before, err := tablesUnder(ctx, db, prefix)
+	if err != nil {
+		return Migrated{}, err
+	}
+	applied, err := Migrate(ctx, db, prefix)
+	if err != nil || len(applied) == 0 {
+		return Migrated{Applied: applied}, err
+	}
+	after, err := tablesUnder(ctx, db, prefix)
+	if err != nil {
+		return Migrated{Applied: applied}, err
+	}
+	m := Migrated{Applied: applied}
+	for _, t := range after {
+		if !slices.Contains(before, t) {
+			m.Created = append(m.Created, t)
+		}
+	}
+	return m, nil
+}
+
+// tablesUnder lists the tables whose names start with prefix, compared without case
+// since PostgreSQL folds unquoted names to lower case: in the current schema on
+// PostgreSQL, in the main database on SQLite. The list is sorted.
+func tablesUnder(ctx context.Context, db *bun.DB, prefix string) ([]string, error) {
+	q := `SELECT name FROM sqlite_master WHERE type = 'table'`
+	if db.Dialect().Name() == dialect.PG {
+		q = `SELECT tablename FROM pg_catalog.pg_tables WHERE schemaname = current_schema()`
+	}
+	var names []string
+	if err := db.NewRaw(q).Scan(ctx, &names); err != nil {
+		return nil, fmt.Errorf("ledger: list tables: %w", err)
+	}
+	var under []string
+	for _, n := range names {
+		if len(n) >= len(prefix) && strings.EqualFold(n[:len(prefix)], prefix) {
+			under = append(under, n)
+		}
+	}
+	slices.Sort(under)
+	return under, nil
+}

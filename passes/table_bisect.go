@@ -1,0 +1,149 @@
+package passes
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/driver/pgdriver"
+)
+
+// bisectNext handles a batch that failed on a constraint: it reads the same candidates
+// without deleting, moves the cursor past them, and deletes them half by half.
+func (s *tableSweep) bisectNext(ctx context.Context, db bun.IDB, batchSize int, cut cutoff) (int, error) {
+	t := s.t
+	cands, err := t.candidates(ctx, db, batchSize, cut, s.position(), false, s.layout)
+	if err != nil {
+		return 0, fmt.Errorf("pass %q: select batch: %w", t.name, err)
+	}
+	s.advance(cands, true)
+	keys := make([][]any, len(cands))
+	for i, c := range cands {
+		keys[i] = c.key
+	}
+	b := &bisection{}
+	err = s.deleteOrBisect(ctx, db, keys, cut, b)
+	s.skipped = append(s.skipped, b.skipped...)
+	s.deletedKeys(ctx, b.deleted)
+	if err == nil && len(b.deleted)+len(b.skipped) < batchSize {
+		s.passedOver(ctx, db, cut)
+	}
+	if b.unreported > 0 && len(b.deleted)+len(b.skipped) >= batchSize {
+		// Rows that stayed in quarantine are not reported, so the batch would look short.
+		ReportMoreWaiting(ctx)
+	}
+	return len(b.deleted), err
+}
+
+// bisection is what one bisected batch did: the keys it deleted, the keys it skipped,
+// and how many of those it did not report (rows already in quarantine).
+type bisection struct {
+	deleted    [][]any
+	skipped    [][]any
+	unreported int
+}
+
+// deleteOrBisect deletes keys in one transaction; when that fails on a constraint, it
+// splits the keys and tries each half, down to single rows, which it skips (see
+// rowFailed).
+func (s *tableSweep) deleteOrBisect(ctx context.Context, db bun.IDB, keys [][]any, cut cutoff, b *bisection) error {
+	t := s.t
+	if len(keys) == 0 {
+		return nil
+	}
+	deleted, err := t.deleteKeys(ctx, db, keys, cut, s.layout)
+	if err == nil {
+		b.deleted = append(b.deleted, deleted...)
+		return nil
+	}
+	if !IsRowSpecific(err) || ctx.Err() != nil {
+		return fmt.Errorf("pass %q: delete batch: %w", t.name, err)
+	}
+	if len(keys) == 1 {
+		b.skipped = append(b.skipped, keys[0])
+		if !s.rowFailed(ctx, keys[0], err) {
+			b.unreported++
+		}
+		return nil
+	}
+	mid := len(keys) / 2
+	for _, half := range [][][]any{keys[:mid], keys[mid:]} {
+		if err := s.deleteOrBisect(ctx, db, half, cut, b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// reportedKey is how a skipped row's key is reported: the value of a one-column key,
+// the list of values of a composite one.
+func (t *Table) reportedKey(key []any) any {
+	if len(key) == 1 {
+		return key[0]
+	}
+	return key
+}
+
+// IsRowSpecific reports whether err is a failure that some rows of a batch cause and
+// others do not (an integrity constraint, an exception a trigger raised, or a deadlock
+// or serialization failure that
+// outlived the retries), so bisection can isolate them. Anything else (a lost
+// connection, a missing table, a timeout) would fail every half alike and goes to
+// supervision instead.
+func IsRowSpecific(err error) bool {
+	var pgErr pgdriver.Error
+	if errors.As(err, &pgErr) {
+		code := pgErr.Field('C')
+		return strings.HasPrefix(code, "23") || code == "P0001" || code == "40001" || code == "40P01"
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "constraint failed") || strings.Contains(msg, "SQLITE_CONSTRAINT")
+}
+
+// deleteKeys deletes exactly keys (those still eligible) in one transaction and returns
+// those it deleted: bisection runs each part through it.
+func (t *Table) deleteKeys(ctx context.Context, db bun.IDB, keys [][]any, cut cutoff, lay *tableLayout) ([][]any, error) {
+	var deleted [][]any
+	err := TxUnitOfWork{DB: db}.Execute(ctx, func(ctx context.Context) error {
+		tx := DB(ctx, db)
+		if err := t.setStatementTimeout(ctx, tx); err != nil {
+			return err
+		}
+		locked, err := t.lock(ctx, tx, keys, cut, lay)
+		if err != nil || len(locked) == 0 {
+			deleted = nil
+			return err
+		}
+		if err := t.deleteLocked(ctx, tx, locked); err != nil {
+			return err
+		}
+		deleted = locked
+		return nil
+	})
+	return deleted, err
+}
+
+// lock re-reads which of keys are still eligible and, on PostgreSQL, locks them, skipping
+// rows another transaction holds.
+func (t *Table) lock(ctx context.Context, tx bun.IDB, keys [][]any, cut cutoff, lay *tableLayout) ([][]any, error) {
+	q := t.eligible(tx.NewSelect().TableExpr("?", ident(t.spec.Table)).ColumnExpr("?, ?", columnList(t.spec.Table, t.key), t.col(t.spec.Timestamp)), cut).
+		Where("? IN (?)", tuple(t.spec.Table, t.key), keyList(keys))
+	if t.postgres {
+		q = q.For("UPDATE SKIP LOCKED")
+	}
+	rows, err := q.Rows(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cands, err := scanCandidates(rows, lay)
+	if err != nil {
+		return nil, err
+	}
+	locked := make([][]any, len(cands))
+	for i, c := range cands {
+		locked[i] = c.key
+	}
+	return locked, nil
+}

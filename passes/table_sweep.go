@@ -1,0 +1,214 @@
+package passes
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/uptrace/bun"
+)
+
+// tableSweep is one sweep over a Table: the keyset cursor lives here, and on PostgreSQL
+// the connection the sweep's batches run on.
+type tableSweep struct {
+	t       *Table
+	cursor  *candidate
+	layout  *tableLayout // read before the first batch
+	skipped [][]any      // keys bisection skipped in this sweep
+	exclude [][]any      // skipped keys left out after a rewind to the start
+	// The quarantine as the sweep's first batch read it (see loadQuarantine).
+	quarantineRead bool
+	held           [][]any         // quarantined keys not yet due: left out
+	due            map[string]bool // quarantined keys (KeyText) due for another try
+	pg             *bun.Conn       // PostgreSQL: one connection for the sweep
+	pid            int             // its backend, to cancel a statement with
+}
+
+// conn returns what the batch runs on. On PostgreSQL that is one connection held for the
+// sweep, whose backend pid is known, because pgdriver does not interrupt a running
+// statement when its context is cancelled: cancelOnDone asks the server to.
+func (s *tableSweep) conn(ctx context.Context) (bun.IDB, error) {
+	if !s.t.postgres {
+		return s.t.db, nil
+	}
+	if s.pg == nil {
+		c, err := s.t.db.Conn(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if err := c.QueryRowContext(ctx, "SELECT pg_backend_pid()").Scan(&s.pid); err != nil {
+			_ = c.Close()
+			return nil, err
+		}
+		s.pg = &c
+	}
+	return *s.pg, nil
+}
+
+// cancelOnDone cancels the sweep connection's running statement on the server when ctx
+// ends (a batch timeout, a stop past its grace period), and returns the function that
+// disarms it.
+func (s *tableSweep) cancelOnDone(ctx context.Context) func() bool {
+	if s.pg == nil {
+		return func() bool { return false }
+	}
+	db, pid := s.t.db, s.pid
+	return context.AfterFunc(ctx, func() {
+		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_, _ = db.ExecContext(cctx, "SELECT pg_cancel_backend(?)", pid)
+	})
+}
+
+// Close gives the sweep's connection back.
+func (s *tableSweep) Close() error {
+	if s.pg == nil {
+		return nil
+	}
+	err := s.pg.Close()
+	s.pg = nil
+	return err
+}
+
+// candidate is one row a batch read: its key (one value per key column) and timestamp.
+type candidate struct {
+	key []any
+	ts  any
+}
+
+// PurgeBatch deletes the next batch; see Table.
+func (s *tableSweep) PurgeBatch(ctx context.Context, batchSize int, olderThan time.Time) (int, error) {
+	t := s.t
+	if t.spec.StatementTimeout > 0 && !t.postgres {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, t.spec.StatementTimeout)
+		defer cancel()
+	}
+	db, err := s.conn(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("pass %q: %w", t.name, err)
+	}
+	if s.layout == nil {
+		if s.layout, err = t.readLayout(ctx, db); err != nil {
+			return 0, fmt.Errorf("pass %q: %w", t.name, err)
+		}
+	}
+	cut := t.cutoff(olderThan, s.layout)
+	if !s.quarantineRead {
+		if err := s.loadQuarantine(ctx, db, cut); err != nil {
+			return 0, err
+		}
+	}
+	stop := s.cancelOnDone(ctx)
+	defer stop()
+	var deleted []candidate
+	if t.singleStatement() {
+		deleted, err = t.deleteNext(ctx, db, batchSize, cut, s.position(), s.layout)
+	} else {
+		deleted, err = t.deleteNextInTx(ctx, db, batchSize, cut, s.position(), s.layout)
+	}
+	if err == nil {
+		s.advance(deleted, t.postgres || !t.singleStatement())
+		s.deletedKeys(ctx, candidateKeys(deleted))
+		if len(deleted) < batchSize {
+			s.passedOver(ctx, db, cut)
+		}
+		return len(deleted), nil
+	}
+	if !IsRowSpecific(err) || ctx.Err() != nil {
+		return 0, fmt.Errorf("pass %q: delete batch: %w", t.name, err)
+	}
+	return s.bisectNext(ctx, db, batchSize, cut)
+}
+
+// singleStatement reports whether a batch can be one statement: no children to handle
+// first and no statement timeout to set, so no explicit transaction is needed.
+func (t *Table) singleStatement() bool {
+	return len(t.children) == 0 && t.spec.StatementTimeout == 0
+}
+
+// advance moves the cursor to the greatest (timestamp, key) of the batch: its last row
+// when the database ordered it (PostgreSQL's collations and numeric order are its own),
+// else the greatest as Go compares them (SQLite's default binary collation agrees). A
+// cursor short of the batch's end only makes the next batch re-read deleted ground.
+func (s *tableSweep) advance(batch []candidate, ordered bool) {
+	if ordered && len(batch) > 0 {
+		c := batch[len(batch)-1]
+		s.cursor = &c
+		return
+	}
+	for i := range batch {
+		if s.cursor == nil || compareCandidates(batch[i], *s.cursor) > 0 {
+			c := batch[i]
+			s.cursor = &c
+		}
+	}
+}
+
+// candidates reads the next n eligible rows after the cursor, in (timestamp, key)
+// order; with lock, on PostgreSQL, it locks them and skips rows another transaction holds.
+func (t *Table) candidates(ctx context.Context, db bun.IDB, n int, cut cutoff, pos position, lock bool, lay *tableLayout) ([]candidate, error) {
+	q := t.nextQuery(db, n, cut, pos).ColumnExpr("?, ?", columnList(t.spec.Table, t.key), t.col(t.spec.Timestamp))
+	if lock && t.postgres {
+		q = q.For("UPDATE SKIP LOCKED")
+	}
+	rows, err := q.Rows(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return scanCandidates(rows, lay)
+}
+
+// position is where a sweep's next batch starts: after the cursor, leaving out the
+// keys it already skipped when it went back to the start (see passedOver) and the
+// quarantined keys not yet due.
+type position struct {
+	after   *candidate
+	exclude [][]any
+}
+
+func (s *tableSweep) position() position {
+	return position{after: s.cursor, exclude: s.excluded(s.exclude)}
+}
+
+func candidateKeys(cands []candidate) [][]any {
+	keys := make([][]any, len(cands))
+	for i, c := range cands {
+		keys[i] = c.key
+	}
+	return keys
+}
+
+// nextQuery selects (without columns) the next n eligible rows after the position.
+func (t *Table) nextQuery(db bun.IDB, n int, cut cutoff, pos position) *bun.SelectQuery {
+	q := t.eligible(db.NewSelect().TableExpr("?", ident(t.spec.Table)), cut)
+	if after := pos.after; after != nil {
+		q = q.Where("(?, ?) > (?, ?)", t.col(t.spec.Timestamp), columnList(t.spec.Table, t.key), after.ts, bun.List(after.key))
+	}
+	if len(pos.exclude) > 0 {
+		q = q.Where("? NOT IN (?)", tuple(t.spec.Table, t.key), keyList(pos.exclude))
+	}
+	return q.OrderExpr("?, ?", t.col(t.spec.Timestamp), columnList(t.spec.Table, t.key)).Limit(int64(n))
+}
+
+// scanCandidates reads rows of key columns then the timestamp.
+func scanCandidates(rows *sql.Rows, lay *tableLayout) ([]candidate, error) {
+	defer rows.Close()
+	width := len(lay.keyTypes)
+	var out []candidate
+	for rows.Next() {
+		c := candidate{key: make([]any, width)}
+		dst := make([]any, width+1)
+		for i := range c.key {
+			dst[i] = &c.key[i]
+		}
+		dst[width] = &c.ts
+		if err := rows.Scan(dst...); err != nil {
+			return nil, err
+		}
+		lay.fixKey(c.key)
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
