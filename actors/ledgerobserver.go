@@ -129,10 +129,10 @@ func (o *LedgerObserver) failedRun(pass string) int64 {
 
 func finishOf(e SweepDone) ledger.Finish {
 	f := ledger.Finish{End: e.At, RowsDeleted: int64(e.Rows), RowsSkipped: int64(e.Skipped), Batches: int64(e.Batches), StopReason: string(e.Reason)}
-	switch e.Reason {
-	case Drained, BatchLimit:
+	switch {
+	case e.Reason.Succeeded(): // drained, at its batch bound, or ended by contention
 		f.State = ledger.Completed
-	case Failed:
+	case e.Reason == Failed:
 		f.State = ledger.Failed
 	default:
 		f.State = ledger.Cancelled

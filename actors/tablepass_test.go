@@ -84,7 +84,9 @@ func TestTwoRuntimesSweepOneTableAtOnce(t *testing.T) {
 			select {
 			case d := <-done:
 				total += d.Rows
-				if d.Reason != actors.Drained {
+				// While the other runtime holds the rows, a sweep may find only locked
+				// ones and end contended; the counts below still prove nothing was lost.
+				if d.Reason != actors.Drained && d.Reason != actors.Contended {
 					t.Errorf("sweep ended %s", d.Reason)
 				}
 			case <-time.After(time.Minute): // a bound on a hang, not a timing assertion

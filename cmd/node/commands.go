@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/sirupsen/logrus"
 	"github.com/spf13/cobra"
 
 	"github.com/retentionkit/retention/passes"
@@ -89,10 +90,21 @@ func triggerCommand(o *options) *cobra.Command {
 					return err
 				}
 				fmt.Fprintf(o.stdout, "queued a sweep of %s (run %d)\n", args[0], c.RunID)
+				n.warnIfNoLiveNode(cmd.Context(), args[0], c.RunID)
 				return nil
 			})
 		},
 	}
+}
+
+// warnIfNoLiveNode warns that the sweep just queued waits: no node is alive to claim it.
+// It only warns; the sweep stays queued either way.
+func (n *node) warnIfNoLiveNode(ctx context.Context, pass string, run int64) {
+	live, gone, err := liveNodes(ctx, n.ledger, time.Now())
+	if err != nil || len(live) > 0 {
+		return
+	}
+	n.log.WithFields(logrus.Fields{"pass": pass, "run": run}).Warn("no live node will claim the queued sweep yet: " + noLiveNode(gone))
 }
 
 func (n *node) hasPass(name string) bool {
@@ -152,12 +164,16 @@ func settingsCommand(o *options) *cobra.Command {
 func statusCommand(o *options) *cobra.Command {
 	return &cobra.Command{
 		Use:     "status",
-		Short:   "Show each pass's last runs and backlog",
+		Short:   "Show each pass's last runs and backlog, and which nodes are alive",
 		Example: "  retention status --config retention.yaml",
 		Args:    exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return o.withNode(cmd.Context(), func(n *node) error {
-				return n.printStatus(cmd.Context(), tabwriter.NewWriter(o.stdout, 0, 2, 2, ' ', 0))
+				if err := n.printStatus(cmd.Context(), tabwriter.NewWriter(o.stdout, 0, 2, 2, ' ', 0)); err != nil {
+					return err
+				}
+				fmt.Fprintln(o.stdout)
+				return n.printNodes(cmd.Context(), o.stdout)
 			})
 		},
 	}
@@ -178,7 +194,7 @@ func (n *node) printStatus(ctx context.Context, w *tabwriter.Writer) error {
 		if n.ledger != nil {
 			if runs, err := n.ledger.Runs(ctx, t.Name(), 50); err == nil && len(runs) > 0 {
 				r := runs[0]
-				last, state = r.StartTime.Local().Format(time.DateTime), string(r.State)
+				last, state = stamp(r.StartTime), string(r.State)
 				rows, skipped = strconv.FormatInt(r.RowsDeleted, 10), strconv.FormatInt(r.RowsSkipped, 10)
 				if r.StopReason != nil {
 					reason = *r.StopReason
@@ -191,7 +207,7 @@ func (n *node) printStatus(ctx context.Context, w *tabwriter.Writer) error {
 				}
 				failed = strconv.Itoa(count)
 				if r.EndTime != nil && opts.Enabled() {
-					next = r.EndTime.Add(opts.EffectiveInterval()).Local().Format(time.DateTime)
+					next = stamp(r.EndTime.Add(opts.EffectiveInterval()))
 				}
 			}
 		}

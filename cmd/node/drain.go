@@ -39,6 +39,7 @@ type counter func(ctx context.Context, pass string, cutoff time.Time) (int, erro
 type drainer struct {
 	bound  time.Duration
 	count  counter
+	kept   func(ctx context.Context, pass string) (int, error) // rows in quarantine; nil: none
 	now    func() time.Time
 	states map[string]*drainState
 }
@@ -47,11 +48,25 @@ func newDrainer(bound time.Duration, count counter) *drainer {
 	return &drainer{bound: bound, count: count, now: time.Now, states: map[string]*drainState{}}
 }
 
+// known is how many of the rows left the pass has reported already: skipped in this
+// sweep, or kept in quarantine (which holds the rows skipped before, and these).
+func (d *drainer) known(ctx context.Context, e actors.SweepDone) int {
+	if d.kept == nil {
+		return e.Skipped
+	}
+	q, err := d.kept(ctx, e.Name)
+	if err != nil {
+		return e.Skipped
+	}
+	return max(e.Skipped, q)
+}
+
 // verdict is what follows a sweep of a drain.
 type verdict struct {
 	again bool          // sweep again, after wait
 	wait  time.Duration // the backoff before it
 	err   error         // the drain gave up: rows are left, or they could not be counted
+	kept  int           // the drain is done, leaving these rows skipped or in quarantine
 }
 
 // after decides what follows the sweep e reported.
@@ -80,8 +95,10 @@ func (d *drainer) after(ctx context.Context, e actors.SweepDone) verdict {
 	if e.Reason == actors.Failed { // the summary names the failure; this says what it left
 		return verdict{err: st.gaveUp(e.Name, "")}
 	}
-	if left <= e.Skipped {
-		return verdict{err: st.gaveUp(e.Name, "")} // each was tried and failed; a retry fails alike
+	if known := d.known(ctx, e); left <= known {
+		// Each was tried, failed and reported (a skipped-row warning, the quarantine):
+		// left in place on purpose, not passed over, and a retry fails alike.
+		return verdict{kept: left}
 	}
 	now := d.now()
 	if e.Rows > 0 || st.stalled.IsZero() {

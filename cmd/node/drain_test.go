@@ -67,7 +67,8 @@ func TestDrainVerdicts(t *testing.T) {
 		{"drained and counted empty", actors.SweepDone{Reason: actors.Drained}, 0, false, ""},
 		{"drained with rows passed over", actors.SweepDone{Reason: actors.Drained}, 3, true, ""},
 		{"cancelled with rows left", actors.SweepDone{Reason: actors.Cancelled}, 3, true, ""},
-		{"only skipped rows left", actors.SweepDone{Reason: actors.Drained, Skipped: 2}, 2, false, "2 could not be deleted"},
+		{"only skipped rows left: done", actors.SweepDone{Reason: actors.Drained, Skipped: 2}, 2, false, ""},
+		{"more left than skipped", actors.SweepDone{Reason: actors.Drained, Skipped: 2}, 3, true, ""},
 		{"failed: says what it left", actors.SweepDone{Reason: actors.Failed}, 9, false, "9 expired rows left (the sweep failed)"},
 		{"failed with nothing left", actors.SweepDone{Reason: actors.Failed}, 0, false, ""},
 		{"stopped: the summary says so", actors.SweepDone{Reason: actors.Stopped}, 9, false, ""},
@@ -96,5 +97,19 @@ func TestADrainWhoseSweepsDeleteStartsItsBoundAfresh(t *testing.T) {
 	}
 	if v := d.after(context.Background(), actors.SweepDone{Name: "p", Reason: actors.Contended}); !v.again {
 		t.Fatalf("the first sweep without progress gave up: %+v", v)
+	}
+}
+
+func TestADrainLeavingOnlyQuarantinedRowsIsDone(t *testing.T) {
+	f := &fakeDrain{now: time.Unix(0, 0), left: []int{2}}
+	d := f.drainer(time.Minute)
+	quarantined := 1
+	d.kept = func(context.Context, string) (int, error) { return quarantined, nil }
+	if v := d.after(context.Background(), actors.SweepDone{Name: "p", Reason: actors.Drained}); !v.again {
+		t.Fatalf("2 rows left, 1 in quarantine: verdict %+v, want another sweep", v)
+	}
+	quarantined = 2
+	if v := d.after(context.Background(), actors.SweepDone{Name: "p", Reason: actors.Drained}); v.again || v.err != nil || v.kept != 2 {
+		t.Fatalf("2 rows left, both in quarantine: verdict %+v, want done keeping 2", v)
 	}
 }

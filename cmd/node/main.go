@@ -15,6 +15,8 @@ import (
 
 	"github.com/sirupsen/logrus"
 	"github.com/spf13/cobra"
+
+	"github.com/retentionkit/retention/actors"
 )
 
 func main() {
@@ -68,7 +70,7 @@ func (o *options) logger() *logrus.Logger {
 	l := logrus.New()
 	l.SetOutput(o.stderr)
 	if o.logFormat == "json" {
-		l.SetFormatter(&logrus.JSONFormatter{})
+		l.SetFormatter(actors.SecondsFormatter{Formatter: &logrus.JSONFormatter{}}) // durations in seconds
 	}
 	return l
 }

@@ -116,6 +116,7 @@ func (n *node) sweep(ctx context.Context, only []string, drain bool, retry time.
 	}
 	events := make(chan actors.Event, 1024)
 	show := n.newProgress(ctx, o.stdout, progressMode, idx)
+	defer show.stop() // on an early return: the bars end, the log gets its output back
 	if err := n.join(ctx); err != nil {
 		return err
 	}
@@ -135,6 +136,12 @@ func (n *node) sweep(ctx context.Context, only []string, drain bool, retry time.
 		totals[name] = &sweepTotals{}
 	}
 	drains := newDrainer(retry, n.countExpired)
+	if n.ledger != nil {
+		drains.kept = func(ctx context.Context, pass string) (int, error) {
+			rows, err := n.ledger.QuarantinedRows(ctx, pass)
+			return len(rows), err
+		}
+	}
 	retries := make(chan string, len(names))
 	pending := len(names)
 	finish := func(name string, left error) {
@@ -168,6 +175,10 @@ func (n *node) sweep(ctx context.Context, only []string, drain bool, retry time.
 					continue
 				}
 				v := drains.after(ctx, e)
+				if v.kept > 0 {
+					n.log.WithFields(logrus.Fields{"pass": e.Name, "left": v.kept}).
+						Warn("expired rows left that the pass could not delete (skipped or in quarantine: see `retention quarantine list`)")
+				}
 				if !v.again {
 					finish(e.Name, v.err)
 					continue

@@ -1,0 +1,109 @@
+package actors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/retentionkit/retention/core"
+	"github.com/retentionkit/retention/core/clock"
+	"github.com/retentionkit/retention/passes"
+)
+
+// errBatchTimedOut is the cause a batch's context is cancelled with at BatchTimeout.
+var errBatchTimedOut = errors.New("batch timed out")
+
+// batchResult is one PurgeBatch's outcome, sent back to the actor from the goroutine
+// that ran it.
+type batchResult struct {
+	inc, req uint64
+	pass     passes.Pass
+	rows     int
+	skipped  int
+	more     bool // the pass said more is waiting despite a short batch
+	err      error
+	timedOut bool
+	elapsed  time.Duration
+}
+
+// runBatch runs one PurgeBatch off the mailbox and sends the result back.
+func (a *passActor) runBatch(ctx actor.Context) {
+	sw, reg := a.sweep, a.cell.reg
+	bctx, cancel := context.WithCancelCause(a.d.batchBase)
+	var timeout clock.Timer
+	if t := reg.Options.BatchTimeout; t > 0 {
+		timeout = a.d.clock.AfterFunc(t, func() { cancel(errBatchTimedOut) })
+	}
+	a.inflight = cancel
+	name, sweepID, d := a.name(), sw.id, a.d
+	report := &batchReport{publish: func(key any, err error) {
+		d.publish(RowSkipped{Name: name, Sweep: sweepID, Key: key, Err: err})
+	}}
+	bctx = passes.WithBatchReporter(bctx, report)
+	res := &batchResult{inc: a.inc, req: a.req}
+	self, pass, cutoff, size, start := ctx.Self(), sw.pass, sw.cutoff, reg.Options.BatchSize, d.clock.Now()
+	a.startWorker()
+	a.worker <- func() {
+		res.pass, res.rows, res.err = purge(bctx, pass, reg.New, size, cutoff)
+		res.timedOut = res.err != nil && errors.Is(context.Cause(bctx), errBatchTimedOut)
+		res.skipped, res.more = int(report.skipped.Load()), report.more.Load()
+		res.elapsed = d.clock.Now().Sub(start)
+		if timeout != nil {
+			timeout.Stop()
+		}
+		cancel(nil)
+		d.system.Root.Send(self, res)
+	}
+}
+
+// startWorker starts the goroutine that runs this incarnation's batches. Reusing one
+// goroutine keeps the stack a batch grew (a database driver's call chain is deep) instead
+// of growing a fresh one for every batch; the channel never blocks, since one batch at a
+// time is in flight.
+func (a *passActor) startWorker() {
+	if a.worker != nil {
+		return
+	}
+	a.worker = make(chan func(), 1)
+	go func(jobs <-chan func()) {
+		for job := range jobs {
+			job()
+		}
+	}(a.worker)
+}
+
+// batchReport is the passes.BatchReporter of one batch.
+type batchReport struct {
+	publish func(key any, err error)
+	skipped atomic.Int64
+	more    atomic.Bool
+}
+
+func (r *batchReport) RowSkipped(key any, err error) {
+	r.skipped.Add(1)
+	r.publish(key, err)
+}
+
+func (r *batchReport) MoreWaiting() { r.more.Store(true) }
+
+// purge builds the pass if this is the sweep's first batch, then runs one batch. A panic
+// in either becomes a *core.PanicError.
+func purge(ctx context.Context, pass passes.Pass, factory passes.Factory, size int, cutoff time.Time) (p passes.Pass, n int, err error) {
+	p = pass
+	defer func() {
+		if v := recover(); v != nil {
+			err = &core.PanicError{Value: v}
+		}
+	}()
+	if p == nil {
+		if p, err = factory(ctx); err != nil {
+			return nil, 0, fmt.Errorf("build pass: %w", err)
+		}
+	}
+	n, err = p.PurgeBatch(ctx, size, cutoff)
+	return p, n, err
+}
