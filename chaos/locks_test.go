@@ -162,9 +162,10 @@ func closeCycle(ctx context.Context, tx *sql.Tx) error {
 // configuration does not list: ON DELETE RESTRICT, NO ACTION, and DEFERRABLE INITIALLY
 // DEFERRED (which fails only at COMMIT, after the batch deleted the children). The
 // referenced events must stay with all their children, each reported as skipped by
-// key; every other expired row goes; the drain exits 1 naming how many are left.
+// key; every other expired row goes. Rows left that the pass reported are left on
+// purpose (docs/node.md): the drain exits 0 with a warning naming how many.
 func TestRestrictingUnlistedForeignKeys(t *testing.T) {
-	rec := the.results.begin(t, "unlisted FKs to expired events: RESTRICT, NO ACTION, DEFERRABLE INITIALLY DEFERRED; `sweep --drain`", "1 (rows left)")
+	rec := the.results.begin(t, "unlisted FKs to expired events: RESTRICT, NO ACTION, DEFERRABLE INITIALLY DEFERRED; `sweep --drain`", "0 (a warning names the rows left)")
 	f := newFixture(t)
 	f.seed(1, 3000)
 	for _, q := range []string{
@@ -183,8 +184,11 @@ func TestRestrictingUnlistedForeignKeys(t *testing.T) {
 	}
 
 	code, p := runToEnd(t, "sweep", "--drain", "--drain-retry", "2s", "--config", f.config(passOpts{batchSize: 100}, "", ""))
-	if rec.exit(code) != 1 || !p.names(held) {
-		t.Errorf("a drain that could not delete %d referenced rows exited %d, want 1 naming them:\n%s", held, code, p.output())
+	warned := p.logged(func(m map[string]any) bool {
+		return m["pass"] == "events" && m["level"] == "warning" && m["left"] == float64(held)
+	})
+	if rec.exit(code) != 0 || len(warned) == 0 {
+		t.Errorf("a drain that could not delete %d referenced rows exited %d, want 0 with a warning naming them:\n%s", held, code, p.output())
 	}
 	g := f.measure()
 	rec.final(g)
