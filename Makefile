@@ -38,7 +38,7 @@ chaos:
 # leak a secret or break a round trip. A failing input lands in the package's
 # testdata/fuzz/ and then runs with every `go test`. Add a target as "package:FuzzName".
 FUZZTIME    ?= 10s
-FUZZ_TARGETS = ./cmd/node:FuzzParseDuration ./cmd/node:FuzzParseConfig \
+FUZZ_TARGETS = ./node/config:FuzzParseDuration ./node/config:FuzzParseConfig \
                ./passes:FuzzPostgresDSN ./passes:FuzzDSNPassword \
                ./passes:FuzzCheckWhere ./passes:FuzzIdentifier ./passes:FuzzFilter
 fuzz:

@@ -91,6 +91,8 @@ func (a *passActor) Receive(ctx actor.Context) {
 		a.onTrigger(ctx, m)
 	case *drainPass:
 		a.onDrain(ctx, m)
+	case *ping:
+		ctx.Respond(&pong{})
 	}
 }
 

@@ -187,11 +187,11 @@ func (m manifests) configFile(t *testing.T) (path, key string) {
 	return path, key
 }
 
-// adminRoutes are the GET paths cmd/node/admin.go registers ("GET /healthz" ...), read
+// adminRoutes are the GET paths node/admin/admin.go registers ("GET /healthz" ...), read
 // from its source so a renamed route fails here.
 func adminRoutes(t *testing.T) []string {
 	t.Helper()
-	f, err := parser.ParseFile(token.NewFileSet(), "../cmd/node/admin.go", nil, 0)
+	f, err := parser.ParseFile(token.NewFileSet(), "../node/admin/admin.go", nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +208,7 @@ func adminRoutes(t *testing.T) []string {
 		return true
 	})
 	if len(routes) == 0 {
-		t.Fatal("cmd/node/admin.go registers no GET route")
+		t.Fatal("node/admin/admin.go registers no GET route")
 	}
 	return routes
 }

@@ -146,15 +146,24 @@ func (t *Table) DryRun(ctx context.Context, at time.Time) (DryRunResult, error) 
 }
 
 // OldestExpired returns the timestamp of the oldest row a sweep at cutoff would delete,
-// and false when there is none: how far behind the retention is.
+// and false when there is none: how far behind the retention is. Rows in the pass's
+// quarantine are left out (up to maxExcluded of them): they are held, not behind, and
+// would otherwise keep the age growing after a full drain.
 func (t *Table) OldestExpired(ctx context.Context, at time.Time) (time.Time, bool, error) {
 	lay, err := t.readLayout(ctx, t.db)
 	if err != nil {
 		return time.Time{}, false, fmt.Errorf("pass %q: oldest expired row: %w", t.name, err)
 	}
+	q := t.eligible(t.db.NewSelect().TableExpr("?", ident(t.spec.Table)), t.cutoff(at, lay))
+	held, err := t.quarantinedKeys(ctx, lay)
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("pass %q: oldest expired row: %w", t.name, err)
+	}
+	if len(held) > 0 {
+		q = q.Where("? NOT IN (?)", tuple(t.spec.Table, t.key), keyList(held))
+	}
 	var raw any
-	err = t.eligible(t.db.NewSelect().TableExpr("?", ident(t.spec.Table)), t.cutoff(at, lay)).
-		ColumnExpr("?", t.oldestExpr()).Scan(ctx, &raw)
+	err = q.ColumnExpr("?", t.oldestExpr()).Scan(ctx, &raw)
 	if err != nil {
 		return time.Time{}, false, fmt.Errorf("pass %q: oldest expired row: %w", t.name, err)
 	}

@@ -275,3 +275,22 @@ func (s *tableSweep) excluded(skipped [][]any) [][]any {
 	}
 	return slices.Concat(s.held, skipped)
 }
+
+// quarantinedKeys returns the keys of every row in the pass's quarantine, due or not, up
+// to maxExcluded of them; none without a quarantine.
+func (t *Table) quarantinedKeys(ctx context.Context, lay *tableLayout) ([][]any, error) {
+	if t.quarantine == nil {
+		return nil, nil
+	}
+	entries, err := t.quarantine.Quarantined(ctx, t.name)
+	if err != nil {
+		return nil, fmt.Errorf("quarantine: %w", err)
+	}
+	var keys [][]any
+	for _, e := range entries {
+		if key, ok := lay.decodeKey(e.Key, len(t.key)); ok && len(keys) < maxExcluded {
+			keys = append(keys, key)
+		}
+	}
+	return keys, nil
+}

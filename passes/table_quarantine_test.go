@@ -249,3 +249,33 @@ func TestTableQuarantineKeyTypes(t *testing.T) {
 		})
 	}
 }
+
+// TestOldestExpiredLeavesQuarantinedRowsOut: once a sweep has put the one row it could
+// not delete in quarantine, the table holds no row a sweep could delete, so the
+// oldest-deletable age must say none rather than the quarantined row's age forever.
+func TestOldestExpiredLeavesQuarantinedRowsOut(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		f := newFixture(t, db, passes.TimestampNative)
+		for id := 1; id <= 4; id++ {
+			f.log(id, cutoffT.Add(-time.Duration(id)*time.Hour), "done")
+		}
+		f.exec("INSERT INTO {p}unlisted (id, audit_log_id) VALUES (1, 4)")
+		l := quarantineLedger(t, db)
+		spec := f.spec()
+		spec.Children = nil
+		plain := f.table(spec)
+		tbl := plain.WithQuarantine(l.Quarantine(map[string]time.Duration{"audit-log": time.Hour}))
+		if deleted, errs := quarantineSweep(t, tbl, 10); deleted != 3 || len(errs) != 1 {
+			t.Fatalf("sweep: deleted %d, skipped %v; want 3 and row 4", deleted, errs)
+		}
+		if _, ok, err := tbl.OldestExpired(context.Background(), cutoffT); err != nil || ok {
+			t.Fatalf("with the quarantine: oldest expired found=%v (err %v), want none", ok, err)
+		}
+		// The same table without its quarantine still sees the row: the exclusion is
+		// the quarantine's doing, not the row being gone.
+		at, ok, err := plain.OldestExpired(context.Background(), cutoffT)
+		if err != nil || !ok || !at.Equal(cutoffT.Add(-4*time.Hour)) {
+			t.Fatalf("without the quarantine: oldest expired %v found=%v (err %v), want row 4's time", at, ok, err)
+		}
+	})
+}

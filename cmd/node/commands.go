@@ -11,6 +11,7 @@ import (
 	"github.com/sirupsen/logrus"
 	"github.com/spf13/cobra"
 
+	"github.com/retentionkit/retention/node/config"
 	"github.com/retentionkit/retention/passes"
 	"github.com/retentionkit/retention/passes/ledger"
 )
@@ -145,7 +146,7 @@ func settingsCommand(o *options) *cobra.Command {
 			if args[0] != ledger.SettingCleanupRetention {
 				return usageError{fmt.Errorf("settings: unknown key %q (known: %s)", args[0], ledger.SettingCleanupRetention)}
 			}
-			d, err := ParseDuration(args[1])
+			d, err := config.ParseDuration(args[1])
 			if err != nil || d <= 0 {
 				return usageError{fmt.Errorf("settings: %s must be a positive duration, got %q", args[0], args[1])}
 			}

@@ -12,6 +12,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/retentionkit/retention/actors"
+	"github.com/retentionkit/retention/node/config"
 	"github.com/retentionkit/retention/passes"
 	"github.com/retentionkit/retention/passes/ledger"
 )
@@ -31,11 +32,12 @@ func badConfig(err error) error {
 
 // node is a loaded configuration with its database open.
 type node struct {
-	cfg    *Config
+	cfg    *config.Config
 	db     *bun.DB
 	log    *logrus.Logger
 	ledger *ledger.Ledger // nil when the ledger is disabled
 	tables []*passes.Table
+	opts   []passes.Options // each table's options, in the order of tables
 	regs   []passes.Registration
 	plan   *ledger.Plan
 	// stopHeartbeat ends the node's heartbeat (see join); nil until then.
@@ -47,7 +49,7 @@ type node struct {
 // openNode loads and validates the configuration and opens its database; with existing,
 // it never creates one (see passes.OpenExisting).
 func openNode(ctx context.Context, path string, log *logrus.Logger, existing bool) (*node, error) {
-	cfg, err := LoadConfig(path)
+	cfg, err := config.LoadConfig(path)
 	if err != nil {
 		return nil, badConfig(err)
 	}
@@ -70,20 +72,25 @@ func openNode(ctx context.Context, path string, log *logrus.Logger, existing boo
 	if cfg.LedgerEnabled() {
 		n.ledger, _ = ledger.New(db, cfg.LedgerPrefix())
 	}
-	for _, p := range cfg.Passes {
-		opts, spec, _ := p.build() // validated above
-		tbl, err := passes.NewTable(db, p.Name, spec)
+	built, err := cfg.TablePasses()
+	if err != nil { // validated above
+		db.Close()
+		return nil, badConfig(err)
+	}
+	for _, p := range built {
+		tbl, err := passes.NewTable(db, p.Name, p.Spec)
 		if err != nil {
 			db.Close()
 			return nil, badConfig(err)
 		}
 		if n.ledger != nil { // rows whose delete fails on their own wait in the ledger's quarantine
-			tbl = tbl.WithQuarantine(n.ledger.Quarantine(map[string]time.Duration{p.Name: opts.EffectiveInterval()}).WithWarnings(func(w string) { log.Warn(w) }))
+			tbl = tbl.WithQuarantine(n.ledger.Quarantine(map[string]time.Duration{p.Name: p.Options.EffectiveInterval()}).WithWarnings(func(w string) { log.Warn(w) }))
 		}
 		n.tables = append(n.tables, tbl)
-		n.regs = append(n.regs, tbl.Registration(opts))
+		n.opts = append(n.opts, p.Options)
+		n.regs = append(n.regs, tbl.Registration(p.Options))
 	}
-	n.plan, _ = cfg.cleanupPlan()
+	n.plan, _ = cfg.CleanupPlan()
 	return n, nil
 }
 
@@ -116,7 +123,7 @@ func (n *node) join(ctx context.Context) error {
 // migrate creates or upgrades the ledger tables, unless the ledger is off or
 // `ledger.migrate: false` leaves that to the `migrate` command.
 func (n *node) migrate(ctx context.Context) error {
-	if n.ledger == nil || !boolOr(n.cfg.Ledger.Migrate, true) {
+	if n.ledger == nil || !n.cfg.LedgerMigrate() {
 		return nil
 	}
 	m, err := ledger.MigrateTables(ctx, n.db, n.cfg.LedgerPrefix())

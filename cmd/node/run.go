@@ -4,14 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 
 	"github.com/retentionkit/retention/actors"
+	"github.com/retentionkit/retention/node/admin"
+	"github.com/retentionkit/retention/node/metrics"
 )
 
 func runCommand(o *options) *cobra.Command {
@@ -45,17 +49,18 @@ func (o *options) run(ctx context.Context) error {
 	if err := n.join(ctx); err != nil {
 		return err
 	}
-	reg := prometheus.NewRegistry()
-	var m *metrics
-	rt, err := n.runtime(nil, true, false, actors.ObserverFunc(func(e actors.Event) error { return m.Observe(e) }))
+	m := metrics.NewObserver()
+	rt, err := n.runtime(nil, true, false, m)
 	if err != nil {
 		return err
 	}
-	m = newMetrics(reg, rt)
-	reg.MustRegister(newBacklogCollector(n))
-	adm := &admin{rt: rt, ledger: n.ledger, token: n.cfg.Node.AdminToken, reg: reg}
+	reg, err := n.registry(rt, m)
+	if err != nil {
+		return err
+	}
+	adm := admin.New(admin.Config{Runtime: rt, Ledger: n.ledger, Token: n.cfg.Node.AdminToken, Gatherer: reg, ReadyAfterFailures: n.cfg.ReadyAfterFailures()})
 	if n.cfg.Node.Admin != "" {
-		srv, addr, err := adm.serve(n.cfg.Node.Admin)
+		srv, addr, err := serveAdmin(n.cfg.Node.Admin, adm)
 		if err != nil {
 			return badConfig(fmt.Errorf("node.admin: %w", err))
 		}
@@ -65,7 +70,7 @@ func (o *options) run(ctx context.Context) error {
 	if err := rt.Start(ctx); err != nil {
 		return badConfig(err)
 	}
-	adm.ready.Store(true)
+	adm.SetReady(true)
 	pollCtx, stopPolling := context.WithCancel(ctx)
 	defer stopPolling()
 	if n.ledger != nil {
@@ -93,4 +98,16 @@ func (o *options) run(ctx context.Context) error {
 		return errors.New("stopped with passes that supervision had given up on")
 	}
 	return nil
+}
+
+// serveAdmin listens on addr and serves h there; it returns the server and the bound
+// address (addr may ask for port 0).
+func serveAdmin(addr string, h http.Handler) (*http.Server, string, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, "", err
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	return srv, ln.Addr().String(), nil
 }

@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"slices"
@@ -33,7 +33,7 @@ passes:
 	if err := yaml.Unmarshal([]byte(doc), &c); err != nil {
 		t.Fatal(err)
 	}
-	_, spec, err := c.Passes[0].build()
+	_, spec, err := c.Passes[0].Build()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,7 @@ passes:
 		!slices.Equal(note.KeyColumns, []string{"tenant_id", "note_id"}) || !slices.Equal(note.Children[0].ForeignKeyColumns, []string{"tenant_id", "note_id"}) {
 		t.Fatalf("children = %+v", spec.Children)
 	}
-	if _, spec, err := c.Passes[1].build(); err != nil || spec.Key != "id" || spec.KeyColumns != nil {
+	if _, spec, err := c.Passes[1].Build(); err != nil || spec.Key != "id" || spec.KeyColumns != nil {
 		t.Fatalf("one-column key: %+v %v", spec, err)
 	}
 

@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"errors"
@@ -35,6 +35,9 @@ type NodeConfig struct {
 	AdminToken           string    `yaml:"admin_token"`
 	MaxConcurrentDeletes int       `yaml:"max_concurrent_deletes"`
 	ShutdownGrace        *Duration `yaml:"shutdown_grace"`
+	// ReadyAfterFailures is how many failed sweeps in a row make a pass degraded on
+	// /readyz (default 3).
+	ReadyAfterFailures *int `yaml:"ready_after_failures"`
 }
 
 // PassConfig declares one table pass.
@@ -121,6 +124,23 @@ func (c *Config) ShutdownGrace() time.Duration {
 	return c.Node.ShutdownGrace.Duration
 }
 
+// DefaultReadyAfterFailures is node.ready_after_failures when the file leaves it out:
+// one failed sweep is often a blip (a deadlock victim, a failover), three in a row is a
+// pass that is not doing its job.
+const DefaultReadyAfterFailures = 3
+
+// ReadyAfterFailures returns how many failed sweeps in a row make a pass degraded.
+func (c *Config) ReadyAfterFailures() int {
+	if c.Node.ReadyAfterFailures == nil {
+		return DefaultReadyAfterFailures
+	}
+	return *c.Node.ReadyAfterFailures
+}
+
+// LedgerMigrate reports whether the node creates or upgrades the ledger tables itself
+// (default true), rather than leaving that to the migrate command.
+func (c *Config) LedgerMigrate() bool { return boolOr(c.Ledger.Migrate, true) }
+
 // Validate returns every problem at once, each naming the section or pass, the field
 // and its line in the file. It does not touch the database.
 func (c *Config) Validate() error {
@@ -147,6 +167,9 @@ func (c *Config) Validate() error {
 	if c.ShutdownGrace() < 0 {
 		add("node.shutdown_grace", "must not be negative, got %v", c.ShutdownGrace())
 	}
+	if c.ReadyAfterFailures() < 1 {
+		add("node.ready_after_failures", "must be at least 1, got %d", c.ReadyAfterFailures())
+	}
 	if c.Node.Admin != "" {
 		host, _, err := net.SplitHostPort(c.Node.Admin)
 		if err != nil {
@@ -161,14 +184,14 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("%spasses[%d]: pass %q: name is already used by another pass", c.lineOf(fmt.Sprintf("passes[%d].name", i)), i, p.Name))
 		}
 		seen[p.Name] = true
-		if _, _, err := p.build(); err != nil {
+		if _, _, err := p.Build(); err != nil {
 			errs = append(errs, c.passErrors(i, err)...)
 		}
 	}
 	if err := ledger.CheckPrefix(c.LedgerPrefix()); err != nil {
 		errs = append(errs, fmt.Errorf("%s%w", c.lineOf("ledger.table_prefix"), err))
 	}
-	if _, err := c.cleanupPlan(); err != nil {
+	if _, err := c.CleanupPlan(); err != nil {
 		errs = append(errs, fmt.Errorf("%s%w", c.lineOf("metadata_cleanup"), err))
 	}
 	return errors.Join(errs...)
@@ -190,8 +213,9 @@ func isLoopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// build turns the pass into its options and table declaration, validated.
-func (p PassConfig) build() (passes.Options, passes.TableSpec, error) {
+// Build turns the pass into its options and table declaration, validated, so a caller
+// (the node, or a service embedding the runtime) can open the table with passes.NewTable.
+func (p PassConfig) Build() (passes.Options, passes.TableSpec, error) {
 	o := passes.DefaultOptions()
 	set := func(d *Duration, dst *time.Duration) {
 		if d != nil {
@@ -237,7 +261,8 @@ func (c *Config) CleanupEnabled() bool {
 	return c.LedgerEnabled() && boolOr(c.MetadataCleanup.Enabled, true)
 }
 
-func (c *Config) cleanupPlan() (*ledger.Plan, error) {
+// CleanupPlan is the metadata cleanup's plan (per-name retention periods), validated.
+func (c *Config) CleanupPlan() (*ledger.Plan, error) {
 	m := c.MetadataCleanup
 	cfg := ledger.CleanupConfig{DeleteBatchSize: m.DeleteBatchSize}
 	if m.RetentionPeriod != nil {

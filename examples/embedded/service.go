@@ -1,0 +1,133 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/sirupsen/logrus"
+
+	"github.com/retentionkit/retention/actors"
+	"github.com/retentionkit/retention/node/admin"
+	"github.com/retentionkit/retention/node/metrics"
+	"github.com/retentionkit/retention/passes"
+	"github.com/retentionkit/retention/passes/ledger"
+)
+
+// run starts the service, waits for both passes' first sweeps and prints what they did;
+// inspect, when given, is called with the service's HTTP address before it stops.
+func run(ctx context.Context, out io.Writer, dbPath string, inspect func(addr string) error) error {
+	// The service's own actor system, and an actor of its own that watches retention.
+	system := actor.NewActorSystem()
+	done := make(chan actors.SweepDone, 8)
+	watcher := system.Root.Spawn(actor.PropsFromFunc(func(c actor.Context) {
+		if d, ok := c.Message().(actors.SweepDone); ok {
+			done <- d
+		}
+	}))
+	defer system.Root.Stop(watcher)
+
+	c := newCache(time.Now())
+	db, err := passes.Open(ctx, passes.DriverSQLite, dbPath)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	outbox, err := seedOutbox(ctx, db, time.Now())
+	if err != nil {
+		return err
+	}
+	// Refuse to start when the table is not what the declaration says.
+	if res := outbox.ValidateStartup(ctx); res.Failed() {
+		return errors.New(res.Message())
+	}
+	// The run ledger: its tables, then an observer that records every sweep.
+	if _, err := ledger.Migrate(ctx, db, "svc_"); err != nil {
+		return err
+	}
+	runs, err := ledger.New(db, "svc_")
+	if err != nil {
+		return err
+	}
+
+	m := metrics.NewObserver()
+	quiet := logrus.New()
+	quiet.SetOutput(io.Discard)
+	// Observers hear each event in this order: the metrics and the ledger have a sweep
+	// by the time the service's actor is told of it.
+	rt := actors.New(actors.Config{System: system, Logger: quiet, Observers: []actors.Observer{
+		m, &actors.LedgerObserver{Ledger: runs}, actors.ActorObserver(system, watcher),
+	}})
+	cacheOpts := passes.DefaultOptions()
+	cacheOpts.RetentionPeriod, cacheOpts.BatchSize, cacheOpts.MaxStartupStagger = passes.Retain(2*time.Hour), 50, 0
+	outboxOpts := passes.DefaultOptions()
+	outboxOpts.RetentionPeriod, outboxOpts.MaxStartupStagger = passes.Retain(24*time.Hour), 0
+	if err := rt.Register(
+		passes.Registration{Name: passes.NameFor[cache](), New: passes.Reuse(passes.PassFunc(c.purge)), Options: cacheOpts},
+		outbox.Registration(outboxOpts),
+	); err != nil {
+		return err
+	}
+
+	// The service's own registry and server: retention's metrics and admin routes join
+	// whatever the service already serves.
+	reg := prometheus.NewRegistry()
+	if err := m.Register(reg, rt, metrics.Options{ReadyAfterFailures: 3}); err != nil {
+		return err
+	}
+	if err := reg.Register(metrics.NewBacklogCollector([]metrics.Table{{Table: outbox, Options: outboxOpts}}, nil)); err != nil {
+		return err
+	}
+	adm := admin.New(admin.Config{Runtime: rt, Ledger: runs, ReadyAfterFailures: 3})
+	mux := http.NewServeMux()
+	mux.Handle("/retention/", http.StripPrefix("/retention", adm))
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "the service's own page") })
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	defer srv.Close()
+
+	if err := rt.Start(ctx); err != nil {
+		return err
+	}
+	adm.SetReady(true)
+	if err := report(out, done, 2); err != nil {
+		return err
+	}
+	if inspect != nil {
+		if err := inspect(ln.Addr().String()); err != nil {
+			return err
+		}
+	}
+	if err := rt.Stop(ctx); err != nil {
+		return err
+	}
+	left, _ := db.NewSelect().TableExpr("outbox").Count(ctx)
+	fmt.Fprintf(out, "left: %d cache entries, %d outbox rows; the service's actor system is still running: %v\n", c.len(), left, !system.IsStopped())
+	return nil
+}
+
+// report prints the first n sweeps the service's actor heard.
+func report(out io.Writer, done <-chan actors.SweepDone, n int) error {
+	timeout := time.After(time.Minute) // a bound on a hang
+	for range n {
+		select {
+		case d := <-done:
+			fmt.Fprintf(out, "%s: deleted %d in %d batches (%s)\n", d.Name, d.Rows, d.Batches, d.Reason)
+		case <-timeout:
+			return errors.New("the sweeps did not finish")
+		}
+	}
+	return nil
+}

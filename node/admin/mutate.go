@@ -1,0 +1,36 @@
+package admin
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/retentionkit/retention/node/config"
+	"github.com/retentionkit/retention/passes/ledger"
+)
+
+// trigger queues a sweep of the named pass now.
+func (h *Handler) trigger(w http.ResponseWriter, r *http.Request) {
+	if err := h.cfg.Runtime.Trigger(r.PathValue("name")); err != nil {
+		http.Error(w, err.Error(), http.StatusNotFound)
+		return
+	}
+	w.WriteHeader(http.StatusAccepted)
+}
+
+// setting changes a ledger setting; only the metadata cleanup's retention is one.
+func (h *Handler) setting(w http.ResponseWriter, r *http.Request) {
+	if r.PathValue("key") != ledger.SettingCleanupRetention || h.cfg.Ledger == nil {
+		http.Error(w, "unknown setting", http.StatusNotFound)
+		return
+	}
+	d, err := config.ParseDuration(r.URL.Query().Get("value"))
+	if err != nil || d <= 0 {
+		http.Error(w, "value must be a positive duration", http.StatusBadRequest)
+		return
+	}
+	if err := h.cfg.Ledger.SetCleanupRetention(r.Context(), d, time.Now()); err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}

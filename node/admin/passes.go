@@ -1,0 +1,78 @@
+package admin
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/retentionkit/retention/actors"
+)
+
+// passesBody is /passes's JSON: the documented, stable shape (docs/node.md), not the Go
+// field names of actors.Status, so renaming a field in Go never breaks a script.
+type passesBody struct {
+	Passes []passBody           `json:"passes"`
+	Slots  map[string]slotsBody `json:"slots"`
+	// Degraded: a pass was stopped by supervision. Drift: a pass is in configuration drift.
+	Degraded bool `json:"degraded"`
+	Drift    bool `json:"drift"`
+}
+
+type passBody struct {
+	Name                string     `json:"name"`
+	Target              string     `json:"target"`
+	Database            string     `json:"database"`
+	State               string     `json:"state"`
+	Degraded            bool       `json:"degraded"`
+	Drift               bool       `json:"drift"`
+	DriftError          string     `json:"drift_error,omitempty"`
+	Sweeps              int64      `json:"sweeps"`
+	LastSweepStarted    *time.Time `json:"last_sweep_started,omitempty"`
+	LastSweepEnded      *time.Time `json:"last_sweep_ended,omitempty"`
+	LastSweepRows       int        `json:"last_sweep_rows"`
+	LastSweepReason     string     `json:"last_sweep_reason,omitempty"`
+	LastWorkRemains     bool       `json:"last_work_remains"`
+	TotalRows           int64      `json:"total_rows"`
+	TotalSkipped        int64      `json:"total_skipped"`
+	Failures            int64      `json:"failures"`
+	ConsecutiveFailures int        `json:"consecutive_failures"`
+	Restarts            int        `json:"restarts"`
+	LastError           string     `json:"last_error,omitempty"`
+	NextSweep           *time.Time `json:"next_sweep,omitempty"`
+}
+
+type slotsBody struct {
+	InUse    int `json:"in_use"`
+	Capacity int `json:"capacity"`
+}
+
+// when is t for JSON: absent when zero, RFC 3339 with its zone otherwise.
+func when(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}
+
+func passesOf(st actors.Status) passesBody {
+	out := passesBody{Passes: []passBody{}, Slots: map[string]slotsBody{}, Degraded: st.Degraded, Drift: st.Drift}
+	for _, p := range st.Passes {
+		out.Passes = append(out.Passes, passBody{
+			Name: p.Name, Target: p.Target, Database: p.Database, State: string(p.State),
+			Degraded: p.Degraded, Drift: p.Drift, DriftError: p.DriftError,
+			Sweeps: p.Sweeps, LastSweepStarted: when(p.LastSweepStarted), LastSweepEnded: when(p.LastSweepEnded),
+			LastSweepRows: p.LastSweepRows, LastSweepReason: string(p.LastSweepReason), LastWorkRemains: p.LastWorkRemains,
+			TotalRows: p.TotalRows, TotalSkipped: p.TotalSkipped, Failures: p.Failures,
+			ConsecutiveFailures: p.ConsecutiveFailures, Restarts: p.Restarts, LastError: p.LastError,
+			NextSweep: when(p.NextSweep),
+		})
+	}
+	for db, s := range st.Slots {
+		out.Slots[db] = slotsBody{InUse: s.InUse, Capacity: s.Capacity}
+	}
+	return out
+}
+
+// passes answers GET /passes with every pass's status.
+func (h *Handler) passes(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, passesOf(h.cfg.Runtime.Status()))
+}
