@@ -6,7 +6,7 @@ GO        ?= go
 GOBIN     := $(shell $(GO) env GOPATH)/bin
 STATICCHECK_VERSION ?= v0.8.2
 
-.PHONY: build run test bench lint fmt fuzz
+.PHONY: build run test bench lint fmt fuzz chaos
 
 build:
 	$(GO) build ./...
@@ -28,6 +28,11 @@ run:
 # filtered down to failures, skips (so a skipped database shows) and package results.
 test:
 	$(GO) test -race -count=1 -v ./... 2>&1 | grep -Ev '^\s*(=== (RUN|PAUSE|CONT|NAME)|--- PASS)' 
+
+# The fault suite (docs/reliability.md): a PostgreSQL cluster of its own on a free port,
+# the node binary under faults. Needs root and PostgreSQL's server packages, as in CI.
+chaos:
+	$(GO) test -race -tags chaos -count=1 -v -timeout 9m ./chaos/
 
 # Every fuzz target for a short while each (FUZZTIME, default 10s): no input may panic,
 # leak a secret or break a round trip. A failing input lands in the package's
