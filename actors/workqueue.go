@@ -47,25 +47,36 @@ func (p *WorkQueuePoller) PollOnce(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	// A run once started is closed whatever happens to ctx: a stop that cancels the poll
+	// between two statements must not leave the poll's run InProgress.
+	closing, cancel := context.WithTimeout(context.WithoutCancel(ctx), ledgerCloseTimeout)
+	defer cancel()
 	claims, err := p.Ledger.ClaimWork(ctx, p.Runtime.PassNames(), 100, start)
 	if err != nil {
-		_ = p.Ledger.FinishRun(ctx, run, ledger.Finish{End: clk.Now(), State: ledger.Failed, Error: err.Error()})
+		state := ledger.Failed
+		if ctx.Err() != nil {
+			state = ledger.Cancelled
+		}
+		_ = p.Ledger.FinishRun(closing, run, ledger.Finish{End: clk.Now(), State: state, Error: err.Error()})
 		return 0, err
 	}
 	for _, c := range claims {
 		if c.Retry {
 			if _, degraded := p.Runtime.degraded(c.Pass); degraded {
 				if err := p.Runtime.Revive(ctx, c.Pass); err != nil {
-					_ = p.Ledger.FinishRun(ctx, c.RunID, ledger.Finish{End: clk.Now(), State: ledger.Failed, Error: fmt.Sprintf("not revived: %v", err)})
-					_ = p.Ledger.FinishWork(ctx, []int64{c.RunID})
+					_ = p.Ledger.FinishRun(closing, c.RunID, ledger.Finish{End: clk.Now(), State: ledger.Failed, Error: fmt.Sprintf("not revived: %v", err)})
+					_ = p.Ledger.FinishWork(closing, []int64{c.RunID})
 					continue
 				}
 			}
 		}
 		if terr := p.Runtime.TriggerRun(c.Pass, c.RunID); terr != nil {
-			_ = p.Ledger.FinishRun(ctx, c.RunID, ledger.Finish{End: clk.Now(), State: ledger.Failed, Error: fmt.Sprintf("not triggered: %v", terr)})
-			_ = p.Ledger.FinishWork(ctx, []int64{c.RunID})
+			_ = p.Ledger.FinishRun(closing, c.RunID, ledger.Finish{End: clk.Now(), State: ledger.Failed, Error: fmt.Sprintf("not triggered: %v", terr)})
+			_ = p.Ledger.FinishWork(closing, []int64{c.RunID})
 		}
 	}
-	return len(claims), p.Ledger.FinishRun(ctx, run, ledger.Finish{End: clk.Now(), State: ledger.Completed, RowsDeleted: int64(len(claims)), StopReason: "claimed"})
+	return len(claims), p.Ledger.FinishRun(closing, run, ledger.Finish{End: clk.Now(), State: ledger.Completed, RowsDeleted: int64(len(claims)), StopReason: "claimed"})
 }
+
+// ledgerCloseTimeout bounds the writes that close a poll's runs after its context ended.
+const ledgerCloseTimeout = 5 * time.Second
