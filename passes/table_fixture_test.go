@@ -17,7 +17,7 @@ import (
 // cutoffT is the cutoff the table tests sweep at.
 var cutoffT = time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 
-// fixture is the audit schema of DESIGN.md's config example, under a prefix unique to
+// fixture is the audit schema of the example configuration in docs/config.md, under a prefix unique to
 // the test, on one database.
 type fixture struct {
 	t      *testing.T
