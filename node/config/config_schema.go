@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"maps"
+	"math"
 	"reflect"
 	"slices"
 	"strings"
@@ -164,9 +165,19 @@ func (s *schemaCheck) scalar(n *yaml.Node, t reflect.Type, at location) {
 	if t.Kind() == reflect.String {
 		return
 	}
-	if err := n.Decode(reflect.New(t).Interface()); err != nil {
+	if err := n.Decode(reflect.New(t).Interface()); err != nil || !whole(n, t) {
 		s.fail(n, at, "want %s, got %q", want, s.shown(n))
 	}
+}
+
+// whole reports whether n, read into a field of integer type t, loses nothing: the YAML
+// decoder truncates a number such as 1.5 to 1 without a word.
+func whole(n *yaml.Node, t reflect.Type) bool {
+	if n.ShortTag() != "!!float" || t.Kind() == reflect.Float32 || t.Kind() == reflect.Float64 {
+		return true
+	}
+	var f float64
+	return n.Decode(&f) == nil && f == math.Trunc(f)
 }
 
 func (s *schemaCheck) mapping(n *yaml.Node, t reflect.Type, at location) {
