@@ -45,6 +45,20 @@ func TestMessagesNamePassFieldAndLine(t *testing.T) {
 			[]string{`line 5: node.max_concurrent_deletes: want a whole number, got "1.5"`}},
 		{"fractional readiness", goodHead + "node:\n  ready_after_failures: 2.5\n",
 			[]string{`line 5: node.ready_after_failures: want a whole number, got "2.5"`}},
+		{"field missing from a second pass", passHead + "  - name: b\n    table: b\n    timestamp: ts\n",
+			[]string{`line 9: pass "b": key is empty`}},
+		{"pass without a name", passHead + "  - name: b\n    table: b\n    key: id\n    timestamp: ts\n  - table: c\n    key: id\n    timestamp: ts\n",
+			[]string{`line 13: passes[2]: name must not be empty`}},
+		{"child without a foreign key", passHead + "    children:\n      - table: c\n      - table: d\n        on_delete: delete\n",
+			[]string{`line 10: pass "a": children[0].foreign_key is empty`, `line 11: pass "a": children[1].foreign_key is empty`}},
+		{"cleanup name left empty", goodHead + "metadata_cleanup:\n  names:\n    - name: x\n    - retention_period: 1d\n",
+			[]string{`line 7: metadata_cleanup.names[1].name is empty`}},
+		{"cleanup name retention not positive", goodHead + "metadata_cleanup:\n  names:\n    - name: x\n    - name: y\n      retention_period: 0s\n",
+			[]string{`line 8: metadata_cleanup.names[1].retention_period must be positive, got 0s`}},
+		{"cleanup retention negative", goodHead + "metadata_cleanup:\n  enabled: true\n  retention_period: -1d\n",
+			[]string{`line 6: metadata_cleanup.retention_period must be positive, got -24h0m0s`}},
+		{"cleanup interval negative", goodHead + "metadata_cleanup:\n  cleanup_interval: -1h\n",
+			[]string{`line 5: metadata_cleanup.cleanup_interval must be positive, got -1h0m0s`}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -130,7 +130,9 @@ func (s *schemaCheck) check(n *yaml.Node, t reflect.Type, at location) {
 			return
 		}
 		for i, c := range n.Content {
-			s.check(c, t.Elem(), at.item(i, c))
+			entry := at.item(i, c)
+			s.lines[entry.path] = c.Line // a field left out of an entry is reported here
+			s.check(c, t.Elem(), entry)
 		}
 	case t.Kind() == reflect.Map:
 		if n.Kind != yaml.MappingNode {
