@@ -59,6 +59,15 @@ func TestMessagesNamePassFieldAndLine(t *testing.T) {
 			[]string{`line 6: metadata_cleanup.retention_period must be positive, got -24h0m0s`}},
 		{"cleanup interval negative", goodHead + "metadata_cleanup:\n  cleanup_interval: -1h\n",
 			[]string{`line 5: metadata_cleanup.cleanup_interval must be positive, got -1h0m0s`}},
+		{"key given a mapping", passHead + "    children:\n      - table: c\n        foreign_key: {x: y}\n",
+			[]string{`line 11: pass "a": children[0].foreign_key: want a column name or a list of column names, got a mapping`}},
+		{"key given a nested list", passHead[:len(passHead)-len("    key: id\n    timestamp: ts\n")] + "    key: [[a]]\n    timestamp: ts\n",
+			[]string{`line 7: pass "a": key: want a column name or a list of column names, got a list holding a list`}},
+		{"key given a list holding a mapping", passHead + "    children:\n      - table: c\n        foreign_key: a_id\n        key: [id, {x: 1}]\n",
+			[]string{`line 12: pass "a": children[0].key: want a column name or a list of column names, got a list holding a mapping`}},
+		{"field given twice", passHead + "    retention_period: 1d\n    retention_period: 2d\n",
+			[]string{`line 10: pass "a": retention_period is given twice (first at line 9)`}},
+		{"section field given twice", goodHead + "  driver: sqlite\n", []string{`line 4: database: driver is given twice (first at line 2)`}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
