@@ -135,7 +135,7 @@ func (s TableSpec) Validate(name string) error {
 		}
 		for i, v := range s.Filter.In {
 			if !filterValueOK(v) {
-				add(fmt.Sprintf("filter.in[%d]", i), "must be a single value (text, number, true/false or null), got %T", v)
+				add(fmt.Sprintf("filter.in[%d]", i), "must be a single value (text, number, true/false or null), got %s", valueKind(v))
 			}
 		}
 	}

@@ -68,6 +68,9 @@ func TestMessagesNamePassFieldAndLine(t *testing.T) {
 		{"field given twice", passHead + "    retention_period: 1d\n    retention_period: 2d\n",
 			[]string{`line 10: pass "a": retention_period is given twice (first at line 9)`}},
 		{"section field given twice", goodHead + "  driver: sqlite\n", []string{`line 4: database: driver is given twice (first at line 2)`}},
+		{"filter value a list or a mapping", passHead + "    filter: {column: s, in: [done, [a], {b: c}]}\n",
+			[]string{`line 9: pass "a": filter.in[1] must be a single value (text, number, true/false or null), got a list`,
+				`line 9: pass "a": filter.in[2] must be a single value (text, number, true/false or null), got a mapping`}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
