@@ -3,6 +3,7 @@ package passes
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/schema"
@@ -68,8 +69,15 @@ func (t *Table) setStatementTimeout(ctx context.Context, tx bun.IDB) error {
 	if !t.postgres || t.spec.StatementTimeout <= 0 {
 		return nil
 	}
-	_, err := tx.ExecContext(ctx, fmt.Sprintf("SET LOCAL statement_timeout = %d", t.spec.StatementTimeout.Milliseconds()))
+	_, err := tx.ExecContext(ctx, fmt.Sprintf("SET LOCAL statement_timeout = %d", statementTimeoutMillis(t.spec.StatementTimeout)))
 	return err
+}
+
+// statementTimeoutMillis is d in PostgreSQL's whole milliseconds, rounded up: truncating
+// would turn 1.5ms into 1ms, and anything under 1ms into 0, which PostgreSQL reads as no
+// timeout at all (Validate refuses a positive value under 1ms for that reason).
+func statementTimeoutMillis(d time.Duration) int64 {
+	return int64((d + time.Millisecond - 1) / time.Millisecond)
 }
 
 // deleteLocked handles the children of keys (already locked by this transaction) deepest

@@ -14,8 +14,9 @@ import (
 var _ validation.StartupValidator = (*Table)(nil)
 
 // ValidateStartup checks, before any delete, that the table, its columns and its child
-// tables exist and that the key is unique (failures), and that the timestamp and every
-// child's foreign key lead an index (warnings: without one each batch scans the table).
+// tables exist, that the key is unique and that no set_null child's foreign key is NOT
+// NULL (failures), and that the timestamp and every child's foreign key lead an index
+// (warnings: without one each batch scans the table).
 // A check the database could not answer (IsTransient) makes the result Unavailable, so
 // the host may retry it rather than call the configuration bad.
 func (t *Table) ValidateStartup(ctx context.Context) validation.StartupResult {
@@ -57,6 +58,7 @@ func (t *Table) ValidateStartup(ctx context.Context) validation.StartupResult {
 			fail("key %s (%s) is not unique (no primary key or unique index on these columns): batches delete by key", t.spec.Table, key)
 		}
 		t.checkConditions(ctx, fail)
+		t.checkSetNull(ctx, fail)
 		t.checkTimestamp(ctx, fail, warn)
 		t.indexWarnings(ctx, warn)
 	}

@@ -35,6 +35,11 @@ func TestTableStartupValidation(t *testing.T) {
 			{"missing filter column", func(s *passes.TableSpec) { s.Filter.Column = "status" }, "status"},
 			{"missing child table", func(s *passes.TableSpec) { s.Children[1].Table = f.p + "reviews" }, f.p + "reviews"},
 			{"non-unique key", func(s *passes.TableSpec) { s.Key = "state" }, "not unique"},
+			{"set_null on a NOT NULL foreign key", func(s *passes.TableSpec) { s.Children[2].OnDelete = passes.OnDeleteSetNull },
+				f.p + "legal_hold.audit_log_id is NOT NULL"},
+			{"set_null on a nested NOT NULL foreign key", func(s *passes.TableSpec) {
+				s.Children[0].Children[0].OnDelete = passes.OnDeleteSetNull
+			}, f.p + "attachment_blob.attachment_id is NOT NULL"},
 		}
 		for _, tc := range failing {
 			spec := f.spec()

@@ -1,6 +1,7 @@
 package passes
 
 import (
+	"reflect"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -16,6 +17,18 @@ func filterValueOK(v any) bool {
 		return true
 	}
 	return false
+}
+
+// valueKind says what a value that is not a single one is, in the configuration's
+// terms rather than Go's: a list or a mapping (what YAML can give), or some other value.
+func valueKind(v any) string {
+	switch reflect.ValueOf(v).Kind() {
+	case reflect.Slice, reflect.Array:
+		return "a list"
+	case reflect.Map:
+		return "a mapping"
+	}
+	return "a value of another kind"
 }
 
 // condition is the filter as SQL over the column col. SQL's IN never matches NULL, so a

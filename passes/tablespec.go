@@ -135,7 +135,7 @@ func (s TableSpec) Validate(name string) error {
 		}
 		for i, v := range s.Filter.In {
 			if !filterValueOK(v) {
-				add(fmt.Sprintf("filter.in[%d]", i), "must be a single value (text, number, true/false or null), got %T", v)
+				add(fmt.Sprintf("filter.in[%d]", i), "must be a single value (text, number, true/false or null), got %s", valueKind(v))
 			}
 		}
 	}
@@ -144,8 +144,12 @@ func (s TableSpec) Validate(name string) error {
 			add("where", "%s", problem)
 		}
 	}
-	if s.StatementTimeout < 0 {
+	switch {
+	case s.StatementTimeout < 0:
 		add("statement_timeout", "must not be negative, got %v", s.StatementTimeout)
+	case s.StatementTimeout > 0 && s.StatementTimeout < time.Millisecond:
+		// PostgreSQL counts whole milliseconds and reads 0 as "no timeout".
+		add("statement_timeout", "must be 0 (no timeout) or at least 1ms, got %v", s.StatementTimeout)
 	}
 	validateChildren(s.Children, "children", len(s.keyColumns()), true, add, identifier)
 	if len(fields) == 0 {

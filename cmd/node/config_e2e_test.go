@@ -47,7 +47,7 @@ func writeConfig(t *testing.T, body string) string {
 // noPanic fails when a command's output shows a panic or a Go type name.
 func noPanic(t *testing.T, r result) {
 	t.Helper()
-	for _, bad := range []string{"panic", "goroutine ", "main.", "EOF", "out of memory"} {
+	for _, bad := range []string{"panic", "goroutine ", "main.", "EOF", "out of memory", "interface {}", "decode:", "unmarshal", `pass ""`} {
 		if strings.Contains(r.stdout+r.stderr, bad) {
 			t.Fatalf("output holds %q:\n%s%s", bad, r.stdout, r.stderr)
 		}
@@ -76,6 +76,18 @@ func TestBadConfigurationsExitTwoNamingTheLine(t *testing.T) {
 		{"comments only", "# to do\n", nil, []string{"empty", "comments"}},
 		{"unset variable", head + pass + "    retention_period: ${RETENTION}\n", nil,
 			[]string{"line 10", `pass "events"`, "retention_period", "RETENTION is not set"}},
+		{"fractional batch size", head + pass + "    retention_period: 1d\n    batch_size: 1.5\n", nil,
+			[]string{`line 11: pass "events": batch_size: want a whole number, got "1.5"`}},
+		{"fractional concurrency", head + "node:\n  max_concurrent_deletes: 1.5\n", nil,
+			[]string{`line 5: node.max_concurrent_deletes: want a whole number, got "1.5"`}},
+		{"statement timeout under 1ms", head + pass + "    retention_period: 1d\n    statement_timeout: 500us\n", nil,
+			[]string{`line 11: pass "events": statement_timeout must be 0 (no timeout) or at least 1ms`}},
+		{"key given a mapping", head + "passes:\n  - name: events\n    key: {a: b}\n", nil,
+			[]string{`line 6: pass "events": key: want a column name or a list of column names, got a mapping`}},
+		{"field given twice", head + pass + "    retention_period: 1d\n    retention_period: 2d\n", nil,
+			[]string{`line 11: pass "events": retention_period is given twice (first at line 10)`}},
+		{"pass without a name", head + pass + "    retention_period: 1d\n  - table: x\n    key: id\n    timestamp: ts\n", nil,
+			[]string{`line 11: passes[1]: name must not be empty`}},
 		{"bad connect_timeout", "database:\n  driver: postgres\n  dsn: \"host=127.0.0.1 user=app password=s3cret-pw connect_timeout=abc\"\n", nil,
 			[]string{"line 3", "database.dsn", "connect_timeout"}},
 		{"bad connect_timeout from the environment", "database:\n  driver: postgres\n  dsn: ${DB_URL}\n", []string{"DB_URL=postgres://app:s3cret-pw@127.0.0.1/app?connect_timeout=abc"},
@@ -171,4 +183,20 @@ func TestAVariableWithAHashSurvives(t *testing.T) {
 	if r.code != 2 || !strings.Contains(r.stderr, "database.dsn") {
 		t.Fatalf("with APP_DB empty: exit %d, stderr %q", r.code, r.stderr)
 	}
+}
+
+// A set_null child whose foreign key column is NOT NULL could never be cleared, so
+// every sweep would fail its parents: validate refuses it, exit 2, naming the pass, the
+// child table and the column.
+func TestSetNullOnANotNullForeignKeyExitsTwo(t *testing.T) {
+	eachDriver(t, func(t *testing.T, e *env) {
+		path := e.config("", "")
+		e.edit(path, "on_delete: block", "on_delete: set_null")
+		r := retention(t, "validate", "--config", path)
+		noPanic(t, r)
+		want := fmt.Sprintf(`pass "audit-log": child table %slegal_hold has on_delete: set_null, but %slegal_hold.audit_log_id is NOT NULL`, e.prefix, e.prefix)
+		if r.code != 2 || !strings.Contains(r.stderr, want) {
+			t.Fatalf("exit %d, stderr %q; want exit 2 saying %q", r.code, r.stderr, want)
+		}
+	})
 }

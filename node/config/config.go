@@ -185,14 +185,14 @@ func (c *Config) Validate() error {
 		}
 		seen[p.Name] = true
 		if _, _, err := p.Build(); err != nil {
-			errs = append(errs, c.passErrors(i, err)...)
+			errs = append(errs, c.passErrors(i, p.Name, err)...)
 		}
 	}
 	if err := ledger.CheckPrefix(c.LedgerPrefix()); err != nil {
 		errs = append(errs, fmt.Errorf("%s%w", c.lineOf("ledger.table_prefix"), err))
 	}
 	if _, err := c.CleanupPlan(); err != nil {
-		errs = append(errs, fmt.Errorf("%s%w", c.lineOf("metadata_cleanup"), err))
+		errs = append(errs, c.sectionErrors("metadata_cleanup", err)...)
 	}
 	return errors.Join(errs...)
 }

@@ -31,21 +31,46 @@ func parentPath(path string) string {
 }
 
 // passErrors splits the validation errors of pass i into one error per message, each
-// led by the line of the field it is about.
-func (c *Config) passErrors(i int, err error) []error {
+// led by the line of the field it is about. A pass without a name is called passes[i]
+// (its place in the list), not pass "".
+func (c *Config) passErrors(i int, name string, err error) []error {
+	entry := fmt.Sprintf("passes[%d]", i)
+	who := func(msg string) string {
+		if name != "" {
+			return msg
+		}
+		return strings.ReplaceAll(msg, `pass "": `, entry+": ")
+	}
 	var out []error
 	for _, e := range flatten(err) {
 		var ve *core.ValidationError
 		if !errors.As(e, &ve) || len(ve.Fields) == 0 {
-			out = append(out, fmt.Errorf("%s%w", c.lineOf(fmt.Sprintf("passes[%d]", i)), e))
+			out = append(out, errors.New(c.lineOf(entry)+who(e.Error())))
 			continue
 		}
 		for _, field := range slices.Sorted(maps.Keys(ve.Fields)) {
-			at := c.lineOf(fmt.Sprintf("passes[%d].%s", i, field))
+			at := c.lineOf(entry + "." + field)
 			for _, msg := range ve.Fields[field] {
-				out = append(out, errors.New(at+msg))
+				out = append(out, errors.New(at+who(msg)))
 			}
 		}
+	}
+	return out
+}
+
+// sectionErrors splits err into one error per message, each led by the line of the
+// field its message starts with (metadata_cleanup.names[1].name is empty), or of
+// section when it names none the file has.
+func (c *Config) sectionErrors(section string, err error) []error {
+	var out []error
+	for _, e := range flatten(err) {
+		msg := e.Error()
+		path, _, _ := strings.Cut(msg, " ")
+		path = strings.TrimSuffix(path, ":")
+		if !strings.HasPrefix(path, section) {
+			path = section
+		}
+		out = append(out, fmt.Errorf("%s%w", c.lineOf(path), e))
 	}
 	return out
 }

@@ -186,6 +186,9 @@ func FuzzParseConfig(f *testing.F) {
 		"database:\n  dsn: postgres://app:${PW}@db/app\n  driver: ${D:-postgres}\n",
 		"a: &x {b: *x}\n", "passes: &p [*p]\n", "node: {<<: {admin: x}}\n", "database: {dsn: ${X\n",
 		"passes:\n  - {name: a, filter: {column: s, in: [done, null]}}\n",
+		"passes:\n  - {name: a, batch_size: 1.5, key: [[a], {b: c}], statement_timeout: 500us}\n",
+		"passes:\n  - {name: a, key: *k, retention_period: 1d, retention_period: 2d}\n",
+		"metadata_cleanup: {retention_period: -1d, names: [{retention_period: 0s}]}\n",
 	} {
 		f.Add(s)
 	}

@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"maps"
+	"math"
 	"reflect"
 	"slices"
 	"strings"
@@ -13,6 +14,7 @@ import (
 var (
 	configType      = reflect.TypeFor[Config]()
 	durationType    = reflect.TypeFor[Duration]()
+	columnsType     = reflect.TypeFor[Columns]()
 	unmarshalerType = reflect.TypeFor[yaml.Unmarshaler]()
 )
 
@@ -119,6 +121,8 @@ func (s *schemaCheck) check(n *yaml.Node, t reflect.Type, at location) {
 	switch {
 	case t == durationType:
 		s.duration(n, at)
+	case t == columnsType:
+		s.columns(n, at)
 	case reflect.PointerTo(t).Implements(unmarshalerType):
 		// a type that reads its own YAML reports its own errors
 	case t.Kind() == reflect.Struct:
@@ -129,7 +133,9 @@ func (s *schemaCheck) check(n *yaml.Node, t reflect.Type, at location) {
 			return
 		}
 		for i, c := range n.Content {
-			s.check(c, t.Elem(), at.item(i, c))
+			entry := at.item(i, c)
+			s.lines[entry.path] = c.Line // a field left out of an entry is reported here
+			s.check(c, t.Elem(), entry)
 		}
 	case t.Kind() == reflect.Map:
 		if n.Kind != yaml.MappingNode {
@@ -152,6 +158,27 @@ func (s *schemaCheck) duration(n *yaml.Node, at location) {
 	}
 }
 
+// columns checks a key or foreign key: one column name, or a list of them.
+func (s *schemaCheck) columns(n *yaml.Node, at location) {
+	const want = "want a column name or a list of column names"
+	switch n.Kind {
+	case yaml.ScalarNode:
+		return
+	case yaml.SequenceNode:
+		for _, c := range n.Content {
+			if c.Kind == yaml.AliasNode && c.Alias != nil {
+				c = c.Alias
+			}
+			if c.Kind != yaml.ScalarNode {
+				s.fail(c, at, "%s, got a list holding %s", want, kindName(c))
+				return
+			}
+		}
+		return
+	}
+	s.fail(n, at, "%s, got %s", want, kindName(n))
+}
+
 func (s *schemaCheck) scalar(n *yaml.Node, t reflect.Type, at location) {
 	want := map[reflect.Kind]string{reflect.String: "a text value", reflect.Bool: "true or false"}[t.Kind()]
 	if want == "" {
@@ -164,9 +191,19 @@ func (s *schemaCheck) scalar(n *yaml.Node, t reflect.Type, at location) {
 	if t.Kind() == reflect.String {
 		return
 	}
-	if err := n.Decode(reflect.New(t).Interface()); err != nil {
+	if err := n.Decode(reflect.New(t).Interface()); err != nil || !whole(n, t) {
 		s.fail(n, at, "want %s, got %q", want, s.shown(n))
 	}
+}
+
+// whole reports whether n, read into a field of integer type t, loses nothing: the YAML
+// decoder truncates a number such as 1.5 to 1 without a word.
+func whole(n *yaml.Node, t reflect.Type) bool {
+	if n.ShortTag() != "!!float" || t.Kind() == reflect.Float32 || t.Kind() == reflect.Float64 {
+		return true
+	}
+	var f float64
+	return n.Decode(&f) == nil && f == math.Trunc(f)
 }
 
 func (s *schemaCheck) mapping(n *yaml.Node, t reflect.Type, at location) {
@@ -175,12 +212,18 @@ func (s *schemaCheck) mapping(n *yaml.Node, t reflect.Type, at location) {
 		return
 	}
 	fields := yamlFields(t)
+	given := map[string]int{} // key -> its line, to refuse a key given twice
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		key, value := n.Content[i], n.Content[i+1]
 		if key.Value == "<<" && key.ShortTag() == "!!merge" {
 			s.merge(value, t, at)
 			continue
 		}
+		if first, ok := given[key.Value]; ok {
+			s.fail(key, at, "%s is given twice (first at line %d)", key.Value, first)
+			continue
+		}
+		given[key.Value] = key.Line
 		f, ok := fields[key.Value]
 		if !ok {
 			s.fail(key, at, "unknown field %q%s", key.Value, suggestion(key.Value, fields))

@@ -85,8 +85,11 @@ func (c CleanupConfig) Build() (*Plan, error) {
 		p.BatchSize = DefaultDeleteBatchSize
 	}
 	var errs []error
-	if p.Retention < 0 || p.Interval < 0 {
-		errs = append(errs, fmt.Errorf("metadata_cleanup: retention_period and cleanup_interval must be positive"))
+	if p.Retention < 0 {
+		errs = append(errs, fmt.Errorf("metadata_cleanup.retention_period must be positive, got %v", p.Retention))
+	}
+	if p.Interval < 0 {
+		errs = append(errs, fmt.Errorf("metadata_cleanup.cleanup_interval must be positive, got %v", p.Interval))
 	}
 	if p.BatchSize < 1 || p.BatchSize > MaxDeleteBatchSize {
 		errs = append(errs, fmt.Errorf("metadata_cleanup.delete_batch_size must be 1 to %d, got %d", MaxDeleteBatchSize, p.BatchSize))
