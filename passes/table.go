@@ -21,9 +21,10 @@ import (
 // shape at about twice the drain rate of re-selecting the oldest keys from the start of
 // the index each time, and it disturbed a concurrent OLTP load the least. Then one
 // transaction re-checks and locks those candidates (on PostgreSQL with FOR UPDATE SKIP
-// LOCKED, so a concurrent sweeper takes disjoint rows instead of waiting), deletes their
-// delete-children deepest first, clears their set_null references, and deletes them by
-// key. Re-checking inside the transaction is what keeps the keep-set exact: a row whose
+// LOCKED, so a concurrent sweeper takes disjoint rows instead of waiting) and their
+// children alike, passing over a candidate with a child another transaction holds
+// (see heldByChildren), deletes their delete-children deepest first, clears their
+// set_null references, and deletes them by key. Re-checking inside the transaction is what keeps the keep-set exact: a row whose
 // timestamp moved past the cutoff, or that gained a blocking child, since it was read is
 // left alone.
 //

@@ -116,6 +116,14 @@ func (t *Table) deleteKeys(ctx context.Context, db bun.IDB, keys [][]any, cut cu
 			deleted = nil
 			return err
 		}
+		held, err := t.heldByChildren(ctx, tx, locked, lay)
+		if err != nil {
+			return err
+		}
+		if locked = without(locked, held); len(locked) == 0 {
+			deleted = nil
+			return nil
+		}
 		if err := t.deleteLocked(ctx, tx, locked); err != nil {
 			return err
 		}

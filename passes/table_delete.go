@@ -39,30 +39,42 @@ func (t *Table) deleteNext(ctx context.Context, db bun.IDB, n int, cut cutoff, p
 }
 
 // deleteNextInTx deletes the next batch with its children in one transaction: lock the
-// candidates, delete or clear their children, delete them by key.
-func (t *Table) deleteNextInTx(ctx context.Context, db bun.IDB, n int, cut cutoff, pos position, lay *tableLayout) ([]candidate, error) {
-	var deleted []candidate
-	err := TxUnitOfWork{DB: db}.Execute(ctx, func(ctx context.Context) error {
+// candidates and their children, delete or clear the children, delete the candidates by
+// key. It returns the candidates it read, in order, and those it deleted: the others are
+// the parents whose children another transaction holds (see heldByChildren), passed over.
+func (t *Table) deleteNextInTx(ctx context.Context, db bun.IDB, n int, cut cutoff, pos position, lay *tableLayout) (read, deleted []candidate, err error) {
+	err = TxUnitOfWork{DB: db}.Execute(ctx, func(ctx context.Context) error {
+		read, deleted = nil, nil
 		tx := DB(ctx, db)
 		if err := t.setStatementTimeout(ctx, tx); err != nil {
 			return err
 		}
 		cands, err := t.candidates(ctx, tx, n, cut, pos, true, lay)
 		if err != nil || len(cands) == 0 {
-			deleted = nil
 			return err
 		}
-		keys := make([][]any, len(cands))
-		for i, c := range cands {
-			keys[i] = c.key
-		}
-		if err := t.deleteLocked(ctx, tx, keys); err != nil {
+		held, err := t.heldByChildren(ctx, tx, candidateKeys(cands), lay)
+		if err != nil {
 			return err
 		}
-		deleted = cands
+		free := make([]candidate, 0, len(cands))
+		for _, c := range cands {
+			if !held[KeyText(c.key)] {
+				free = append(free, c)
+			}
+		}
+		if len(free) > 0 {
+			if err := t.deleteLocked(ctx, tx, candidateKeys(free)); err != nil {
+				return err
+			}
+		}
+		read, deleted = cands, free
 		return nil
 	})
-	return deleted, err
+	if err != nil {
+		return nil, nil, err
+	}
+	return read, deleted, nil
 }
 
 func (t *Table) setStatementTimeout(ctx context.Context, tx bun.IDB) error {

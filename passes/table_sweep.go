@@ -102,17 +102,23 @@ func (s *tableSweep) PurgeBatch(ctx context.Context, batchSize int, olderThan ti
 	}
 	stop := s.cancelOnDone(ctx)
 	defer stop()
-	var deleted []candidate
+	var read, deleted []candidate
 	if t.singleStatement() {
 		deleted, err = t.deleteNext(ctx, db, batchSize, cut, s.position(), s.layout)
+		read = deleted
 	} else {
-		deleted, err = t.deleteNextInTx(ctx, db, batchSize, cut, s.position(), s.layout)
+		read, deleted, err = t.deleteNextInTx(ctx, db, batchSize, cut, s.position(), s.layout)
 	}
 	if err == nil {
-		s.advance(deleted, t.postgres || !t.singleStatement())
+		// The cursor goes past the parents passed over for their children's locks too, so
+		// the rest of the table is reached; the rewind at the end comes back to them.
+		s.advance(read, t.postgres || !t.singleStatement())
 		s.deletedKeys(ctx, candidateKeys(deleted))
-		if len(deleted) < batchSize {
+		switch {
+		case len(read) < batchSize:
 			s.passedOver(ctx, db, cut)
+		case len(deleted) < len(read):
+			ReportMoreWaiting(ctx)
 		}
 		return len(deleted), nil
 	}
