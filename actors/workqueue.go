@@ -42,15 +42,19 @@ func (p *WorkQueuePoller) Run(stop context.Context) {
 // a claim for a pass that cannot sweep fails its run with the reason.
 func (p *WorkQueuePoller) PollOnce(ctx context.Context) (int, error) {
 	clk := clock.OrReal(p.Clock)
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	// The poll's run is opened and closed on a context a stop does not cancel (bounded
+	// instead): a stop landing between two statements, or while the insert that opens
+	// the run is on the wire, must not leave the run InProgress.
+	closing, cancel := context.WithTimeout(context.WithoutCancel(ctx), ledgerCloseTimeout)
+	defer cancel()
 	start := clk.Now()
-	run, err := p.Ledger.StartRun(ctx, ledger.NameWorkQueuePoller, start, start, nil)
+	run, err := p.Ledger.StartRun(closing, ledger.NameWorkQueuePoller, start, start, nil)
 	if err != nil {
 		return 0, err
 	}
-	// A run once started is closed whatever happens to ctx: a stop that cancels the poll
-	// between two statements must not leave the poll's run InProgress.
-	closing, cancel := context.WithTimeout(context.WithoutCancel(ctx), ledgerCloseTimeout)
-	defer cancel()
 	claims, err := p.Ledger.ClaimWork(ctx, p.Runtime.PassNames(), 100, start)
 	if err != nil {
 		state := ledger.Failed
@@ -78,5 +82,5 @@ func (p *WorkQueuePoller) PollOnce(ctx context.Context) (int, error) {
 	return len(claims), p.Ledger.FinishRun(closing, run, ledger.Finish{End: clk.Now(), State: ledger.Completed, RowsDeleted: int64(len(claims)), StopReason: "claimed"})
 }
 
-// ledgerCloseTimeout bounds the writes that close a poll's runs after its context ended.
+// ledgerCloseTimeout bounds the writes that open and close a poll's runs.
 const ledgerCloseTimeout = 5 * time.Second

@@ -71,11 +71,20 @@ func (o *options) run(ctx context.Context) error {
 		return badConfig(err)
 	}
 	adm.SetReady(true)
-	pollCtx, stopPolling := context.WithCancel(ctx)
-	defer stopPolling()
+	pollCtx, cancelPolling := context.WithCancel(ctx)
+	defer cancelPolling()
+	polled := make(chan struct{})
 	if n.ledger != nil {
-		go (&actors.WorkQueuePoller{Runtime: rt, Ledger: n.ledger}).Run(pollCtx)
+		go func() {
+			defer close(polled)
+			(&actors.WorkQueuePoller{Runtime: rt, Ledger: n.ledger}).Run(pollCtx)
+		}()
+	} else {
+		close(polled)
 	}
+	// stopPolling waits for a poll in flight to close its run (it bounds its own writes),
+	// so the process never exits with the poll's run InProgress.
+	stopPolling := func() { cancelPolling(); <-polled }
 	n.log.WithField("passes", len(rt.PassNames())).Info("node running")
 
 	sig := <-signals
