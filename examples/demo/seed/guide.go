@@ -30,14 +30,17 @@ What the log below shows within a minute (Ctrl-C stops the node gracefully):
              the next, 15s later, continues where it stopped (reason=drained)
   children   attachments go with their row, reviews are detached, legal holds keep theirs
   held rows  rows 50003 and 120011 cannot go: export_job, a table the pass does not list,
-             references them; the sweep sets each aside by key and carries on
+             references them; each enters quarantine with one warning ("row skipped"),
+             is retried with backoff, and the sweep carries on
   cleanup    retention.metadata-cleanup prunes ledger runs older than 30 minutes ("sweep done" rows=)
 
 Where to look meanwhile, from another terminal:
   curl -s http://{{.Admin}}/passes     each pass: state, last sweep, next sweep
   curl -s http://{{.Admin}}/metrics    the retention_* counters and gauges, per pass
   {{.StatusEnv}}./bin/retention status --config {{.Config}}
-                                         the ledger's view: runs, backlog, rows kept by holds
+                                         the ledger's view: runs, backlog, held and quarantined rows
+  {{.StatusEnv}}./bin/retention quarantine list --config {{.Config}}
+                                         the quarantined rows, with what holds each
 
 `))
 
