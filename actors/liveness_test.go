@@ -19,7 +19,7 @@ func TestPingAnswersWhileABatchRuns(t *testing.T) {
 	quiet := logrus.New()
 	quiet.SetOutput(io.Discard)
 	rt := actors.New(actors.Config{Logger: quiet})
-	inBatch, release := make(chan struct{}), make(chan struct{})
+	inBatch, release := make(chan struct{}, 1), make(chan struct{}) // buffered: the batch may start before the test waits
 	purge := passes.PassFunc(func(ctx context.Context, _ int, _ time.Time) (int, error) {
 		select {
 		case inBatch <- struct{}{}:
