@@ -29,9 +29,9 @@ func isSecretParam(key, value string) bool {
 // at all. This is the one rule every message, log line and status output uses.
 func RedactDSN(dsn string) string {
 	s := strings.TrimSpace(dsn)
-	if _, _, ok := cutScheme(s); ok {
+	if _, rest, ok := cutScheme(s); ok {
 		c, err := parsePostgresDSN(s)
-		if err != nil {
+		if err != nil || ambiguousUserInfo(rest) {
 			return unparsedDSN
 		}
 		return c.redactedURL()
@@ -64,10 +64,16 @@ func RedactText(text, dsn string) string {
 func dsnSecrets(dsn string) []string {
 	var out []string
 	s := strings.TrimSpace(dsn)
-	if _, _, isURL := cutScheme(s); isURL || strings.Contains(s, "=") && !strings.HasPrefix(s, "file:") {
+	scheme, rest, isURL := cutScheme(s)
+	if isURL || strings.Contains(s, "=") && !strings.HasPrefix(s, "file:") {
 		c, _ := parsePostgresDSN(s)
 		if c.password != "" {
 			out = append(out, c.password)
+		}
+		if isURL && ambiguousUserInfo(rest) { // the password may run to the last '@' too
+			if alt, _ := readURL(scheme, rest, strings.LastIndexByte(rest, '@')); alt.password != "" {
+				out = append(out, alt.password)
+			}
 		}
 		for _, p := range c.params {
 			if isSecretParam(p.key, p.value) && p.value != "" {
@@ -168,4 +174,11 @@ func redactSQLite(s string) string {
 		}
 	}
 	return path + "?" + strings.Join(parts, "&")
+}
+
+// ambiguousUserInfo reports whether the URL after its scheme has an '@' past the one
+// taken to end its user info: a password pasted raw with '/', '?' and '@' in it could
+// then run to that later '@', so where the password ends is not known for sure.
+func ambiguousUserInfo(rest string) bool {
+	return strings.LastIndexByte(rest, '@') != userInfoEnd(rest)
 }
