@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/uptrace/bun/driver/pgdriver"
 )
@@ -186,6 +187,9 @@ func (c *pgConn) readHostPort(hp string) error {
 		}
 	}
 	c.host, c.port = unescape(host), port
+	if strings.ContainsFunc(c.host, unicode.IsControl) {
+		return badDSN("the host holds a control character")
+	}
 	return nil
 }
 

@@ -147,8 +147,11 @@ func FuzzPostgresDSN(f *testing.F) {
 		if _, cerr := postgresConnector(dsn); (err == nil) != (cerr == nil) && err != nil {
 			t.Fatalf("parse %v, connector %v", err, cerr)
 		}
-		// A password long and odd enough not to be a piece of the rest never shows.
-		if shown := RedactDSN(dsn); err == nil && len(c.password) >= 8 && !strings.ContainsAny(c.password, "/:@?&=.") && strings.Contains(shown, c.password) {
+		// A password long and odd enough not to be a piece of the rest never shows. One
+		// whose text stands elsewhere in the DSN too (a host of the same digits) may
+		// show there: that is the host, not the password.
+		elsewhere := strings.Contains(strings.Replace(dsn, c.password, "", 1), c.password)
+		if shown := RedactDSN(dsn); err == nil && !elsewhere && len(c.password) >= 8 && !strings.ContainsAny(c.password, "/:@?&=.") && strings.Contains(shown, c.password) {
 			t.Fatalf("RedactDSN(%q) = %q shows the password %q", dsn, shown, c.password)
 		}
 		_ = RedactText("x "+dsn, dsn)
