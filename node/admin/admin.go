@@ -33,6 +33,8 @@ type Config struct {
 	// LivenessTimeout bounds /healthz's round trip to the actors (default 3s, so the
 	// answer, with its reason, comes within a probe's usual 5s timeout).
 	LivenessTimeout time.Duration
+	// Cluster backs GET /cluster in cluster mode; nil answers {"enabled": false}.
+	Cluster ClusterSource
 }
 
 // Handler serves the admin routes. It answers /readyz with 503 "starting" until
@@ -52,6 +54,7 @@ func New(cfg Config) *Handler {
 	h.mux.HandleFunc("GET /healthz", h.healthz)
 	h.mux.HandleFunc("GET /readyz", h.readyz)
 	h.mux.HandleFunc("GET /passes", h.passes)
+	h.mux.HandleFunc("GET /cluster", h.cluster)
 	if cfg.Gatherer != nil {
 		h.mux.Handle("GET /metrics", promhttp.HandlerFor(cfg.Gatherer, promhttp.HandlerOpts{}))
 	}
