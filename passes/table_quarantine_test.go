@@ -56,7 +56,7 @@ func quarantineLedger(t *testing.T, db *bun.DB) *ledger.Ledger {
 	t.Helper()
 	p := newFixturePrefix() + "l_"
 	t.Cleanup(func() {
-		for _, table := range []string{"quarantine", "settings", "dead_letter", "work_queue", "log", "metadata", "node", "migrations", "migration_locks"} {
+		for _, table := range []string{"quarantine", "backlog_sample", "settings", "dead_letter", "work_queue", "log", "metadata", "node", "migrations", "migration_locks"} {
 			_, _ = db.ExecContext(context.Background(), "DROP TABLE IF EXISTS "+p+table)
 		}
 	})

@@ -94,7 +94,7 @@ func newEnv(t *testing.T, driver string) *env {
 	e.exec(`CREATE TABLE ` + p + `legal_hold (id BIGINT PRIMARY KEY, audit_log_id BIGINT NOT NULL REFERENCES ` + p + `audit_log (id))`)
 	e.exec(`CREATE INDEX ` + p + `legal_hold_log ON ` + p + `legal_hold (audit_log_id)`)
 	t.Cleanup(func() {
-		for _, table := range []string{"legal_hold", "audit_log", "quarantine", "settings", "dead_letter", "work_queue", "log", "metadata", "node", "migrations", "migration_locks"} {
+		for _, table := range []string{"legal_hold", "audit_log", "quarantine", "backlog_sample", "settings", "dead_letter", "work_queue", "log", "metadata", "node", "migrations", "migration_locks"} {
 			_, _ = e.db.ExecContext(context.Background(), "DROP TABLE IF EXISTS "+p+table)
 		}
 	})

@@ -297,6 +297,27 @@ func (l *Ledger) CleanupRetentionOverride(ctx context.Context) (time.Duration, e
 	return d, nil
 }
 
+// CleanupRetentionSetting returns the stored override of the cleanup's default retention
+// and when it was last changed; ok is false when none is stored.
+func (l *Ledger) CleanupRetentionSetting(ctx context.Context) (d time.Duration, updated time.Time, ok bool, err error) {
+	var rows []struct {
+		Value   string    `bun:"value"`
+		Updated time.Time `bun:"updated_time"`
+	}
+	if err := l.db.NewSelect().TableExpr("?", bun.Ident(l.table("settings"))).Column("value", "updated_time").
+		Where("key = ?", SettingCleanupRetention).Scan(ctx, &rows); err != nil {
+		return 0, time.Time{}, false, fmt.Errorf("ledger: read settings: %w", err)
+	}
+	if len(rows) == 0 {
+		return 0, time.Time{}, false, nil
+	}
+	d, perr := time.ParseDuration(rows[0].Value)
+	if perr != nil || d <= 0 {
+		return 0, rows[0].Updated, true, fmt.Errorf("ledger: setting %s = %q is not a positive duration", SettingCleanupRetention, rows[0].Value)
+	}
+	return d, rows[0].Updated, true, nil
+}
+
 // SetCleanupRetention stores the override of the cleanup's default retention.
 func (l *Ledger) SetCleanupRetention(ctx context.Context, d time.Duration, at time.Time) error {
 	if d <= 0 {

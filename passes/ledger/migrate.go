@@ -30,6 +30,7 @@ func Migrations(prefix string) *migrate.Migrations {
 	registerTables(m, prefix)
 	registerNodes(m, prefix)
 	registerQuarantine(m, prefix)
+	registerBacklogSamples(m, prefix)
 	return m
 }
 

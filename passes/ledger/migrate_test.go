@@ -19,7 +19,7 @@ func testPrefix(t *testing.T, db *bun.DB) string {
 	t.Helper()
 	p := fmt.Sprintf("l%08x_", rand.Uint32())
 	t.Cleanup(func() {
-		for _, table := range []string{"settings", "dead_letter", "work_queue", "log", "metadata", "node", "quarantine", "migrations", "migration_locks"} {
+		for _, table := range []string{"settings", "dead_letter", "work_queue", "log", "metadata", "node", "quarantine", "backlog_sample", "migrations", "migration_locks"} {
 			_, _ = db.ExecContext(context.Background(), "DROP TABLE IF EXISTS "+p+table)
 		}
 	})
@@ -31,10 +31,10 @@ func TestMigrateCreatesTheLedgerOnce(t *testing.T) {
 		ctx := context.Background()
 		p := testPrefix(t, db)
 		applied, err := ledger.Migrate(ctx, db, p)
-		if err != nil || len(applied) != 3 || !strings.Contains(applied[0], "ledger_tables") || !strings.Contains(applied[1], "node_heartbeats") || !strings.Contains(applied[2], "quarantine") {
+		if err != nil || len(applied) != 4 || !strings.Contains(applied[0], "ledger_tables") || !strings.Contains(applied[1], "node_heartbeats") || !strings.Contains(applied[2], "quarantine") || !strings.Contains(applied[3], "backlog_samples") {
 			t.Fatalf("first Migrate = %v, %v", applied, err)
 		}
-		for _, table := range []string{"metadata", "log", "work_queue", "dead_letter", "settings", "node", "quarantine"} {
+		for _, table := range []string{"metadata", "log", "work_queue", "dead_letter", "settings", "node", "quarantine", "backlog_sample"} {
 			if _, err := db.NewSelect().TableExpr(p + table).Count(ctx); err != nil {
 				t.Errorf("table %s%s: %v", p, table, err)
 			}

@@ -1,0 +1,38 @@
+package ledger
+
+import (
+	"context"
+	"strings"
+
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
+	"github.com/uptrace/bun/migrate"
+)
+
+// registerBacklogSamples adds the migration for the backlog history: what the backlog
+// measurement found per pass, now and then, so the dashboard can draw the backlog over
+// time. (bun names the migration after this file.)
+func registerBacklogSamples(m *migrate.Migrations, prefix string) {
+	m.MustRegister(func(ctx context.Context, db *bun.DB) error {
+		return inTx(ctx, db, backlogStatements(prefix, db.Dialect().Name() == dialect.PG))
+	}, func(ctx context.Context, db *bun.DB) error {
+		return inTx(ctx, db, []string{"DROP TABLE IF EXISTS " + prefix + "backlog_sample"})
+	})
+}
+
+func backlogStatements(p string, pg bool) []string {
+	ts, big := "TEXT", "INTEGER"
+	if pg {
+		ts, big = "TIMESTAMPTZ", "BIGINT"
+	}
+	r := strings.NewReplacer("{p}", p, "{ts}", ts, "{big}", big)
+	return []string{
+		r.Replace(`CREATE TABLE {p}backlog_sample (
+			pass_name TEXT NOT NULL,
+			at {ts} NOT NULL,
+			backlog_rows {big} NOT NULL,
+			held_rows {big} NOT NULL,
+			PRIMARY KEY (pass_name, at))`),
+		r.Replace(`CREATE INDEX {p}backlog_sample_at ON {p}backlog_sample (at)`),
+	}
+}
