@@ -2,12 +2,14 @@ package metrics
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/retentionkit/retention/passes"
+	"github.com/retentionkit/retention/passes/ledger"
 )
 
 // Table is a table pass the backlog collector measures.
@@ -23,23 +25,47 @@ type QuarantineCounter interface {
 	QuarantineCounts(ctx context.Context) (map[string]int64, error)
 }
 
+// BacklogRecorder keeps measurements for a history (the ledger's backlog samples, which
+// the dashboard charts).
+type BacklogRecorder interface {
+	RecordBacklog(ctx context.Context, at time.Time, samples map[string]ledger.BacklogSample) error
+}
+
+// DefaultRecordEvery is the least time between two measurements a BacklogRecorder keeps.
+const DefaultRecordEvery = 5 * time.Minute
+
+// Backlog is one table pass's measurement. A nil field is a query that failed, Err says
+// why; ages are zero when there is no such row.
+type Backlog struct {
+	Pass                    string
+	Rows, Held, Quarantined *int64
+	OldestAge, OldestHeld   *time.Duration
+	Err                     error
+}
+
 // BacklogCollector reports, per table pass, the rows a sweep could delete now and how
 // old the oldest of them is, and apart from them the rows held (kept by a child with
 // on_delete: block, or quarantined) and the age of the oldest held row, so a drained
 // table with a few held rows does not alarm forever while one that fell behind shows.
 // All of these are queries, so results are kept for MaxAge instead of running on every
-// scrape.
+// scrape; the dashboard reads the same cached measurement (Backlog), so its numbers are
+// the ones /metrics shows.
 type BacklogCollector struct {
 	tables     []Table
 	quarantine QuarantineCounter
 	// MaxAge is how long a measurement is served before the next scrape measures again.
 	MaxAge time.Duration
+	// Recorder, when set, keeps a measurement at most every RecordEvery
+	// (DefaultRecordEvery when zero).
+	Recorder    BacklogRecorder
+	RecordEvery time.Duration
 
 	backlog, oldest, held, oldestHeld, quarantined *prometheus.Desc
 
-	mu      sync.Mutex
-	at      time.Time
-	samples []prometheus.Metric
+	mu         sync.Mutex
+	at         time.Time
+	recordedAt time.Time
+	measured   []Backlog
 }
 
 // NewBacklogCollector measures tables; quarantine may be nil.
@@ -62,60 +88,125 @@ func (c *BacklogCollector) Describe(ch chan<- *prometheus.Desc) {
 	}
 }
 
-// Collect sends the cached samples, refreshing them when they are stale.
+// Collect sends the cached samples, refreshing them when they are stale; a measurement
+// that failed shows no sample for that metric (an absent series, rather than a zero
+// that would look healthy).
 func (c *BacklogCollector) Collect(ch chan<- prometheus.Metric) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.at.IsZero() || time.Since(c.at) > c.MaxAge {
-		c.samples, c.at = c.measure(), time.Now()
+	measured, _ := c.Backlog()
+	gauge := func(d *prometheus.Desc, v float64, pass string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, pass)
 	}
-	for _, m := range c.samples {
-		ch <- m
+	for _, b := range measured {
+		if b.Quarantined != nil {
+			gauge(c.quarantined, float64(*b.Quarantined), b.Pass)
+		}
+		if b.Rows != nil {
+			gauge(c.backlog, float64(*b.Rows), b.Pass)
+		}
+		if b.Held != nil {
+			gauge(c.held, float64(*b.Held), b.Pass)
+		}
+		if b.OldestAge != nil {
+			gauge(c.oldest, b.OldestAge.Seconds(), b.Pass)
+		}
+		if b.OldestHeld != nil {
+			gauge(c.oldestHeld, b.OldestHeld.Seconds(), b.Pass)
+		}
 	}
 }
 
-// measure queries every enabled table; a table whose query fails shows no sample for that
-// metric (an absent series, rather than a zero that would look healthy).
-func (c *BacklogCollector) measure() []prometheus.Metric {
+// Backlog returns the measurement of every enabled table pass and when it was taken,
+// measuring first when the cached one is older than MaxAge.
+func (c *BacklogCollector) Backlog() ([]Backlog, time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.at.IsZero() || time.Since(c.at) > c.MaxAge {
+		c.measured, c.at = c.measure(), time.Now()
+		c.record()
+	}
+	return c.measured, c.at
+}
+
+// record hands the measurement to the recorder when the last one it kept is old enough.
+func (c *BacklogCollector) record() {
+	every := c.RecordEvery
+	if every <= 0 {
+		every = DefaultRecordEvery
+	}
+	if c.Recorder == nil || (!c.recordedAt.IsZero() && c.at.Sub(c.recordedAt) < every) {
+		return
+	}
+	samples := map[string]ledger.BacklogSample{}
+	for _, b := range c.measured {
+		if b.Rows != nil && b.Held != nil {
+			samples[b.Pass] = ledger.BacklogSample{Rows: *b.Rows, Held: *b.Held}
+		}
+	}
+	if len(samples) == 0 {
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	quarantined, counted := map[string]int64{}, true // no quarantine: none is held there
+	if err := c.Recorder.RecordBacklog(ctx, c.at, samples); err == nil {
+		c.recordedAt = c.at
+	}
+}
+
+// measure queries every enabled table.
+func (c *BacklogCollector) measure() []Backlog {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	quarantined, qerr := map[string]int64{}, error(nil) // no quarantine: none is held there
 	if c.quarantine != nil {
-		q, err := c.quarantine.QuarantineCounts(ctx)
-		quarantined, counted = q, err == nil
-	}
-	var out []prometheus.Metric
-	gauge := func(d *prometheus.Desc, v float64, pass string) {
-		out = append(out, prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, pass))
-	}
-	age := func(at time.Time, ok bool, now time.Time) float64 {
-		if !ok {
-			return 0
+		var q map[string]int64
+		if q, qerr = c.quarantine.QuarantineCounts(ctx); qerr == nil {
+			quarantined = q
 		}
-		return now.Sub(at).Seconds()
 	}
 	now := time.Now()
+	age := func(at time.Time, ok bool) *time.Duration {
+		d := time.Duration(0)
+		if ok {
+			d = now.Sub(at)
+		}
+		return &d
+	}
+	var out []Backlog
 	for _, t := range c.tables {
 		if !t.Options.Enabled() {
 			continue
 		}
 		name, cutoff := t.Table.Name(), now.Add(-*t.Options.RetentionPeriod)
-		if counted {
-			gauge(c.quarantined, float64(quarantined[name]), name)
+		b := Backlog{Pass: name}
+		var errs []error
+		if qerr == nil {
+			b.Quarantined = ptr(quarantined[name])
+		} else {
+			errs = append(errs, qerr)
 		}
 		if dry, err := t.Table.DryRun(ctx, cutoff); err == nil {
 			// Quarantined rows are eligible to the dry run but held: they count there.
-			gauge(c.backlog, float64(max(dry.Eligible-quarantined[name], 0)), name)
-			gauge(c.held, float64(dry.Blocked+quarantined[name]), name)
+			b.Rows = ptr(max(dry.Eligible-quarantined[name], 0))
+			b.Held = ptr(dry.Blocked + quarantined[name])
+		} else {
+			errs = append(errs, err)
 		}
 		// OldestExpired reads the rows the sweep's own query selects, leaving out rows
 		// kept by a block child and rows in the pass's quarantine.
 		if at, ok, err := t.Table.OldestExpired(ctx, cutoff); err == nil {
-			gauge(c.oldest, age(at, ok, now), name)
+			b.OldestAge = age(at, ok)
+		} else {
+			errs = append(errs, err)
 		}
 		if at, ok, err := t.Table.OldestHeld(ctx, cutoff); err == nil {
-			gauge(c.oldestHeld, age(at, ok, now), name)
+			b.OldestHeld = age(at, ok)
+		} else {
+			errs = append(errs, err)
 		}
+		b.Err = errors.Join(errs...)
+		out = append(out, b)
 	}
 	return out
 }
+
+func ptr[T any](v T) *T { return &v }

@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/retentionkit/retention/passes"
+	"github.com/retentionkit/retention/passes/ledger"
 )
 
 // quarantine is the ledger's count of quarantined rows, as the seam sees it.
@@ -76,5 +77,62 @@ func TestBacklogCollectorHeldRows(t *testing.T) {
 			names = append(names, n)
 		}
 		t.Logf("gathered %s", strings.Join(names, ", "))
+	}
+}
+
+// The structured measurement the dashboard reads is the one the metrics show, it is
+// recorded in the ledger's backlog history at most every RecordEvery, and a table whose
+// queries fail has no numbers and says why.
+func TestBacklogMeasurementIsRecorded(t *testing.T) {
+	ctx := context.Background()
+	db, err := passes.Open(ctx, passes.DriverSQLite, filepath.Join(t.TempDir(), "app.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := ledger.Migrate(ctx, db, "r_"); err != nil {
+		t.Fatal(err)
+	}
+	l, _ := ledger.New(db, "r_")
+	now := time.Now().Unix()
+	for _, q := range []string{
+		"CREATE TABLE doc (id BIGINT PRIMARY KEY, at BIGINT NOT NULL)",
+		"CREATE TABLE gone (id BIGINT PRIMARY KEY, at BIGINT NOT NULL)",
+		fmt.Sprintf("INSERT INTO doc (id, at) VALUES (1, %d), (2, %d), (3, %d)", now-50*86400, now-45*86400, now),
+	} {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	opts := passes.DefaultOptions()
+	opts.RetentionPeriod = passes.Retain(30 * 24 * time.Hour)
+	var tables []Table
+	for _, name := range []string{"doc", "gone"} {
+		tbl, err := passes.NewTable(db, name, passes.TableSpec{Table: name, Key: "id", Timestamp: "at", TimestampFormat: passes.TimestampUnixSeconds})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tables = append(tables, Table{Table: tbl, Options: opts})
+	}
+	if _, err := db.ExecContext(ctx, "DROP TABLE gone"); err != nil {
+		t.Fatal(err)
+	}
+	c := NewBacklogCollector(tables, l)
+	c.Recorder, c.MaxAge, c.RecordEvery = l, -1, time.Hour // measure every call, record once an hour
+	for range 3 {
+		measured, _ := c.Backlog()
+		if len(measured) != 2 || measured[0].Rows == nil || *measured[0].Rows != 2 || *measured[0].Held != 0 || measured[0].Err != nil {
+			t.Fatalf("doc = %+v", measured[0])
+		}
+		if g := measured[1]; g.Rows != nil || g.OldestAge != nil || g.Err == nil || !strings.Contains(g.Err.Error(), "gone") {
+			t.Fatalf("gone = %+v; want no numbers and the error", g)
+		}
+	}
+	hist, err := l.BacklogHistory(ctx, "doc", time.Time{})
+	if err != nil || len(hist) != 1 || hist[0].Rows != 2 {
+		t.Errorf("history = %+v, %v; want one sample of 2 rows", hist, err)
+	}
+	if hist, _ := l.BacklogHistory(ctx, "gone", time.Time{}); len(hist) != 0 {
+		t.Errorf("gone has samples %+v", hist)
 	}
 }
