@@ -10,13 +10,16 @@ import (
 // registry is the node's own Prometheus registry: the observer's metrics with a zero
 // series for every pass, the backlog and held rows of every table, and the Go runtime
 // and process collectors.
-func (n *node) registry(rt *actors.Runtime, m *metrics.Observer) (*prometheus.Registry, error) {
+//
+// It also returns the backlog collector, whose measurement the dashboard shows and,
+// with the ledger on, keeps in the ledger's backlog history.
+func (n *node) registry(rt *actors.Runtime, m *metrics.Observer) (*prometheus.Registry, *metrics.BacklogCollector, error) {
 	reg := prometheus.NewRegistry()
 	if err := m.Register(reg, rt, metrics.Options{ReadyAfterFailures: n.cfg.ReadyAfterFailures()}); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := metrics.RegisterProcess(reg); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	tables := make([]metrics.Table, len(n.tables))
 	for i, t := range n.tables {
@@ -28,8 +31,12 @@ func (n *node) registry(rt *actors.Runtime, m *metrics.Observer) (*prometheus.Re
 	if n.ledger != nil {
 		quarantine = n.ledger
 	}
-	if err := reg.Register(metrics.NewBacklogCollector(tables, quarantine)); err != nil {
-		return nil, err
+	backlog := metrics.NewBacklogCollector(tables, quarantine)
+	if n.ledger != nil {
+		backlog.Recorder = n.ledger
 	}
-	return reg, nil
+	if err := reg.Register(backlog); err != nil {
+		return nil, nil, err
+	}
+	return reg, backlog, nil
 }

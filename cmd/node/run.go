@@ -54,11 +54,15 @@ func (o *options) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	reg, err := n.registry(rt, m)
+	reg, backlog, err := n.registry(rt, m)
 	if err != nil {
 		return err
 	}
-	adm := admin.New(admin.Config{Runtime: rt, Ledger: n.ledger, Token: n.cfg.Node.AdminToken, Gatherer: reg, ReadyAfterFailures: n.cfg.ReadyAfterFailures()})
+	dashboard, err := n.dashboard(rt, backlog)
+	if err != nil {
+		return err
+	}
+	adm := admin.New(admin.Config{Runtime: rt, Ledger: n.ledger, Token: n.cfg.Node.AdminToken, Gatherer: reg, ReadyAfterFailures: n.cfg.ReadyAfterFailures(), UI: dashboard})
 	if n.cfg.Node.Admin != "" {
 		srv, addr, err := serveAdmin(n.cfg.Node.Admin, adm)
 		if err != nil {

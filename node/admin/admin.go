@@ -35,6 +35,9 @@ type Config struct {
 	LivenessTimeout time.Duration
 	// Cluster backs GET /cluster in cluster mode; nil answers {"enabled": false}.
 	Cluster ClusterSource
+	// UI is the web dashboard (package node/ui), served under /ui/; nil serves none.
+	// It is a plain handler so this package need not import the dashboard's.
+	UI http.Handler
 }
 
 // Handler serves the admin routes. It answers /readyz with 503 "starting" until
@@ -60,6 +63,10 @@ func New(cfg Config) *Handler {
 	}
 	h.mux.HandleFunc("POST /trigger/{name}", h.authorized(h.trigger))
 	h.mux.HandleFunc("POST /settings/{key}", h.authorized(h.setting))
+	if cfg.UI != nil {
+		h.mux.Handle("/ui/", http.StripPrefix("/ui", cfg.UI))
+		h.mux.Handle("GET /ui", http.RedirectHandler("ui/", http.StatusMovedPermanently))
+	}
 	return h
 }
 

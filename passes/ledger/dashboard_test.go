@@ -68,6 +68,10 @@ func TestFindRunsFiltersAndPages(t *testing.T) {
 		if err != nil || idsOf(hist) != "2a 4a" {
 			t.Errorf("sweep history = %q, %v; want the last two finished runs of a, oldest first", idsOf(hist), err)
 		}
+		last, err := l.LastRuns(ctx)
+		if err != nil || len(last) != 2 || last["a"].RowsDeleted != 4 || last["b"].RowsDeleted != 5 {
+			t.Errorf("last runs = %+v, %v; want a's run 4 and b's run 5, the latest finished", last, err)
+		}
 		if err := l.Log(ctx, ids[0], "info", base, "first", ""); err != nil {
 			t.Fatal(err)
 		}

@@ -110,3 +110,20 @@ func (l *Ledger) SweepHistory(ctx context.Context, pass string, n int) ([]Run, e
 	}
 	return runs, nil
 }
+
+// LastRuns returns the latest finished run of every name, by name: one query for a page
+// listing every pass with its last sweep's counts.
+func (l *Ledger) LastRuns(ctx context.Context) (map[string]Run, error) {
+	var runs []Run
+	latest := l.db.NewSelect().TableExpr("?", bun.Ident(l.table("metadata"))).ColumnExpr("MAX(id)").
+		Where("state IN (?)", bun.List([]State{Completed, Failed, Cancelled})).GroupExpr("name")
+	err := l.db.NewSelect().Model(&runs).ModelTableExpr(l.table("metadata")+" AS run").Where("id IN (?)", latest).Scan(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("ledger: last runs: %w", err)
+	}
+	out := make(map[string]Run, len(runs))
+	for _, r := range runs {
+		out[r.Name] = r
+	}
+	return out, nil
+}

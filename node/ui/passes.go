@@ -1,0 +1,123 @@
+package ui
+
+import (
+	"time"
+
+	"github.com/retentionkit/retention/actors"
+	"github.com/retentionkit/retention/node/metrics"
+	"github.com/retentionkit/retention/passes/ledger"
+)
+
+// passRow is one pass on the passes page: the runtime's status (what GET /passes
+// serves), the backlog measurement (what /metrics serves), the ledger's last finished
+// run for its batch count, and in cluster mode the member that owns it.
+type passRow struct {
+	actors.PassStatus
+	Backlog *metrics.Backlog
+	LastRun *ledger.Run
+	Owner   string
+}
+
+// passesView is the passes page.
+type passesView struct {
+	Passes     []passRow
+	Slots      map[string]actors.SlotStatus
+	Degraded   bool
+	Drift      bool
+	MeasuredAt time.Time
+	Cluster    bool
+	Problems   []string
+}
+
+func (v passesView) problems() []string { return v.Problems }
+
+func (h *Handler) passesPage(r *request) (string, any) {
+	return "passes", h.passRows(r, "")
+}
+
+// passRows joins what the runtime, the backlog measurement, the ledger and the cluster
+// say about every pass (or only the one named).
+func (h *Handler) passRows(r *request, only string) passesView {
+	st := h.cfg.Runtime.Status()
+	v := passesView{Slots: st.Slots, Degraded: st.Degraded, Drift: st.Drift}
+	var pr problems
+	backlog := map[string]*metrics.Backlog{}
+	if h.cfg.Backlog != nil {
+		measured, at := h.cfg.Backlog.Backlog()
+		v.MeasuredAt = at
+		for i := range measured {
+			backlog[measured[i].Pass] = &measured[i]
+		}
+	}
+	var last map[string]ledger.Run
+	if h.cfg.Ledger != nil {
+		var err error
+		last, err = h.cfg.Ledger.LastRuns(r.ctx)
+		pr.add("ledger", err, h.cfg.Redact)
+	}
+	owners := map[string]string{}
+	if h.cfg.Cluster != nil {
+		v.Cluster = true
+		cv, err := h.cfg.Cluster.ClusterView(r.ctx)
+		pr.add("cluster", err, h.cfg.Redact)
+		for _, p := range cv.Passes {
+			owners[p.Name] = p.Owner
+		}
+	}
+	for _, p := range st.Passes {
+		if only != "" && p.Name != only {
+			continue
+		}
+		p.LastError, p.DriftError = h.cfg.Redact(p.LastError), h.cfg.Redact(p.DriftError)
+		row := passRow{PassStatus: p, Backlog: backlog[p.Name], Owner: owners[p.Name]}
+		if run, ok := last[p.Name]; ok {
+			row.LastRun = &run
+		}
+		if row.Backlog != nil && row.Backlog.Err != nil {
+			pr.add("backlog of "+p.Name, row.Backlog.Err, h.cfg.Redact)
+		}
+		v.Passes = append(v.Passes, row)
+	}
+	v.Problems = pr.list
+	return v
+}
+
+// passView is one pass's page: its row, the charts and its recent runs.
+type passView struct {
+	passesView
+	Row     passRow
+	Sweeps  chart
+	Backlog chart
+	Runs    []runRow
+}
+
+// chartSweeps and chartWindow bound the per-pass charts: the last sweeps drawn, and how
+// far back the backlog line goes (the ledger keeps its samples for 48h).
+const (
+	chartSweeps = 60
+	chartWindow = ledger.BacklogSampleRetention
+	recentRuns  = 20
+)
+
+func (h *Handler) passPage(r *request) (string, any) {
+	name := r.PathValue("name")
+	rows := h.passRows(r, name)
+	if len(rows.Passes) == 0 {
+		return "", nil
+	}
+	v := passView{passesView: rows, Row: rows.Passes[0]}
+	if h.cfg.Ledger != nil {
+		pr := problems{list: v.Problems}
+		hist, err := h.cfg.Ledger.SweepHistory(r.ctx, name, chartSweeps)
+		pr.add("sweep history", err, h.cfg.Redact)
+		v.Sweeps = sweepChart(hist)
+		samples, err := h.cfg.Ledger.BacklogHistory(r.ctx, name, time.Now().Add(-chartWindow))
+		pr.add("backlog history", err, h.cfg.Redact)
+		v.Backlog = backlogChart(samples)
+		runs, err := h.runRows(r, ledger.RunFilter{Name: name, Limit: recentRuns})
+		pr.add("runs", err, h.cfg.Redact)
+		v.Runs = runs
+		v.Problems = pr.list
+	}
+	return "pass", v
+}

@@ -1,0 +1,50 @@
+package ui
+
+import (
+	"time"
+
+	"github.com/retentionkit/retention/passes/ledger"
+)
+
+// settingsView is the settings page: the metadata cleanup's default retention, where it
+// comes from, and every name's retention (read-only).
+type settingsView struct {
+	CleanupOff bool
+	LedgerOff  bool
+	Key        string
+	File       time.Duration
+	Override   time.Duration
+	HasOverride bool
+	Updated    time.Time
+	Effective  time.Duration
+	Source     string
+	Interval   time.Duration
+	BatchSize  int
+	Groups     []ledger.Group
+	Problems   []string
+}
+
+func (v settingsView) problems() []string { return v.Problems }
+
+func (h *Handler) settingsPage(r *request) (string, any) {
+	v := settingsView{Key: ledger.SettingCleanupRetention, CleanupOff: h.cfg.Cleanup == nil, LedgerOff: h.cfg.Ledger == nil}
+	if v.CleanupOff || v.LedgerOff {
+		return "settings", v
+	}
+	p := h.cfg.Cleanup
+	v.File, v.Interval, v.BatchSize, v.Effective, v.Source = p.Retention, p.Interval, p.BatchSize, p.Retention, "file"
+	var pr problems
+	d, updated, ok, err := h.cfg.Ledger.CleanupRetentionSetting(r.ctx)
+	pr.add("settings", err, h.cfg.Redact)
+	if ok && err == nil {
+		v.Override, v.HasOverride, v.Updated, v.Effective, v.Source = d, true, updated, d, "override"
+	}
+	for _, g := range p.Groups {
+		if g.Default {
+			g.Retention = v.Effective
+		}
+		v.Groups = append(v.Groups, g)
+	}
+	v.Problems = pr.list
+	return "settings", v
+}
