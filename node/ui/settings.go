@@ -9,19 +9,19 @@ import (
 // settingsView is the settings page: the metadata cleanup's default retention, where it
 // comes from, and every name's retention (read-only).
 type settingsView struct {
-	CleanupOff bool
-	LedgerOff  bool
-	Key        string
-	File       time.Duration
-	Override   time.Duration
+	CleanupOff  bool
+	LedgerOff   bool
+	Key         string
+	File        time.Duration
+	Override    time.Duration
 	HasOverride bool
-	Updated    time.Time
-	Effective  time.Duration
-	Source     string
-	Interval   time.Duration
-	BatchSize  int
-	Groups     []ledger.Group
-	Problems   []string
+	Updated     time.Time
+	Effective   time.Duration
+	Source      string
+	Interval    time.Duration
+	BatchSize   int
+	Groups      []ledger.Group
+	Problems    []string
 }
 
 func (v settingsView) problems() []string { return v.Problems }
