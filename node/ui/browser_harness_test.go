@@ -152,6 +152,23 @@ func screenshot(t *testing.T, ctx context.Context, name string) {
 	t.Logf("screenshot: %s (%d bytes)", path, len(png))
 }
 
+// viewport writes what the window shows as name.png, for a page too long to capture
+// whole.
+func viewport(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	tctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	png, err := chromedp.Run(tctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		t.Fatalf("screenshot %s: %v", name, err)
+	}
+	path, _ := filepath.Abs(filepath.Join(screenshotDir(t), name+".png"))
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot: %s (%d bytes)", path, len(png))
+}
+
 // runningNode is a `retention run` process and its JSON log lines.
 type runningNode struct {
 	cmd   *exec.Cmd

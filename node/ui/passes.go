@@ -1,6 +1,8 @@
 package ui
 
 import (
+	"cmp"
+	"fmt"
 	"time"
 
 	"github.com/retentionkit/retention/actors"
@@ -53,7 +55,7 @@ func (h *Handler) passRows(r *request, only string) passesView {
 	if h.cfg.Ledger != nil {
 		var err error
 		last, err = h.cfg.Ledger.LastRuns(r.ctx)
-		pr.add("ledger", err, h.cfg.Redact)
+		pr.add("", err, h.cfg.Redact) // the ledger's errors name themselves
 	}
 	owners := map[string]string{}
 	if h.cfg.Cluster != nil {
@@ -64,6 +66,8 @@ func (h *Handler) passRows(r *request, only string) passesView {
 			owners[p.Name] = p.Owner
 		}
 	}
+	var failed []string // passes whose backlog could not be measured
+	var firstErr error
 	for _, p := range st.Passes {
 		if only != "" && p.Name != only {
 			continue
@@ -74,9 +78,19 @@ func (h *Handler) passRows(r *request, only string) passesView {
 			row.LastRun = &run
 		}
 		if row.Backlog != nil && row.Backlog.Err != nil {
-			pr.add("backlog of "+p.Name, row.Backlog.Err, h.cfg.Redact)
+			failed = append(failed, p.Name)
+			firstErr = cmp.Or(firstErr, row.Backlog.Err)
 		}
 		v.Passes = append(v.Passes, row)
+	}
+	// One line for every pass whose backlog failed: with the database gone that is every
+	// table pass, and a thousand lines of the same error help nobody.
+	switch len(failed) {
+	case 0:
+	case 1:
+		pr.add("backlog of "+failed[0], firstErr, h.cfg.Redact)
+	default:
+		pr.add(fmt.Sprintf("backlog of %d passes (%s, …); the first error", len(failed), failed[0]), firstErr, h.cfg.Redact)
 	}
 	v.Problems = pr.list
 	return v

@@ -57,7 +57,11 @@ type view struct {
 type problems struct{ list []string }
 
 func (p *problems) add(what string, err error, redact func(string) string) {
-	if err != nil {
+	switch {
+	case err == nil:
+	case what == "":
+		p.list = append(p.list, redact(err.Error()))
+	default:
 		p.list = append(p.list, what+": "+redact(err.Error()))
 	}
 }
