@@ -41,7 +41,7 @@ func TestServesRetentionOnTheServicesServer(t *testing.T) {
 		b, err := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(b), err
 	}
-	var metrics, ready, page string
+	var metrics, ready, page, dashboard string
 	var readyCode int
 	inspect := func(addr string) error {
 		var err error
@@ -49,6 +49,9 @@ func TestServesRetentionOnTheServicesServer(t *testing.T) {
 			return err
 		}
 		if readyCode, ready, err = get(addr, "/retention/readyz"); err != nil {
+			return err
+		}
+		if _, dashboard, err = get(addr, "/retention/ui/"); err != nil {
 			return err
 		}
 		_, page, err = get(addr, "/")
@@ -74,6 +77,9 @@ func TestServesRetentionOnTheServicesServer(t *testing.T) {
 	var body struct{ Status string }
 	if err := json.Unmarshal([]byte(ready), &body); err != nil || readyCode != http.StatusOK || body.Status != "ready" {
 		t.Errorf("/retention/readyz = %d %q (%v)", readyCode, ready, err)
+	}
+	if !strings.Contains(dashboard, `href="/retention/ui/passes/outbox"`) {
+		t.Errorf("the dashboard under /retention/ui/ does not link the outbox pass:\n%.2000s", dashboard)
 	}
 	if !strings.Contains(page, "the service's own page") {
 		t.Errorf("the service's own route answers %q", page)

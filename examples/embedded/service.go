@@ -17,6 +17,7 @@ import (
 	"github.com/retentionkit/retention/actors"
 	"github.com/retentionkit/retention/node/admin"
 	"github.com/retentionkit/retention/node/metrics"
+	"github.com/retentionkit/retention/node/ui"
 	"github.com/retentionkit/retention/passes"
 	"github.com/retentionkit/retention/passes/ledger"
 )
@@ -82,10 +83,17 @@ func run(ctx context.Context, out io.Writer, dbPath string, inspect func(addr st
 	if err := m.Register(reg, rt, metrics.Options{ReadyAfterFailures: 3}); err != nil {
 		return err
 	}
-	if err := reg.Register(metrics.NewBacklogCollector([]metrics.Table{{Table: outbox, Options: outboxOpts}}, nil)); err != nil {
+	backlog := metrics.NewBacklogCollector([]metrics.Table{{Table: outbox, Options: outboxOpts}}, nil)
+	if err := reg.Register(backlog); err != nil {
 		return err
 	}
-	adm := admin.New(admin.Config{Runtime: rt, Ledger: runs, ReadyAfterFailures: 3})
+	// The dashboard rides on the admin handler (under /retention/ui/ here), reading the
+	// same backlog measurement the service's /metrics serves.
+	dashboard, err := ui.New(ui.Config{Runtime: rt, Ledger: runs, Backlog: backlog})
+	if err != nil {
+		return err
+	}
+	adm := admin.New(admin.Config{Runtime: rt, Ledger: runs, ReadyAfterFailures: 3, UI: dashboard})
 	mux := http.NewServeMux()
 	mux.Handle("/retention/", http.StripPrefix("/retention", adm))
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
