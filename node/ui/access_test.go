@@ -2,6 +2,7 @@ package ui_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -212,6 +213,15 @@ func TestActionRule(t *testing.T) {
 	}
 	if got := (call{method: http.MethodPost, path: "/ui/actions/retry/999", from: local, header: bearer}).do(h); got.Code != 404 {
 		t.Errorf("retry of an unknown dead letter: %d", got.Code)
+	}
+	letter, err := l.AddDeadLetter(context.Background(), "audit-log", "gave up", 0, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []int{303, 409} { // a second retry of one dead letter conflicts
+		if got := (call{method: http.MethodPost, path: fmt.Sprintf("/ui/actions/retry/%d", letter), from: local, header: bearer}).do(h); got.Code != want {
+			t.Errorf("retry of dead letter %d: %d, want %d\n%.300s", letter, got.Code, want, got.Body)
+		}
 	}
 	noToken := mounted(t, ui.Config{Runtime: rt, Ledger: l, Cleanup: plan})
 	if got := (call{method: http.MethodPost, path: "/ui/actions/settings", from: local, body: "value=1h"}).do(noToken); got.Code != 403 {
