@@ -232,7 +232,7 @@ func TestActionRule(t *testing.T) {
 // An embedding service mounting the admin handler under a prefix of its own gets links
 // under that prefix; every page has the headers that keep it from loading anything else.
 func TestMountedUnderAPrefix(t *testing.T) {
-	rt := startedRuntime(t, "audit-log")
+	rt := startedRuntime(t, "audit-log", "github.com/acme/jobs.Patch")
 	mux := http.NewServeMux()
 	mux.Handle("/ops/", http.StripPrefix("/ops", mounted(t, ui.Config{Runtime: rt, Token: token})))
 	rec := call{method: http.MethodGet, path: "/ops/ui/", from: local}.do(mux)
@@ -252,6 +252,19 @@ func TestMountedUnderAPrefix(t *testing.T) {
 	}
 	if got := (call{method: http.MethodGet, path: "/ops/ui", from: local}).do(mux); got.Code != http.StatusMovedPermanently {
 		t.Errorf("/ops/ui: %d, want a redirect to the slash", got.Code)
+	}
+	// A pass named after a Go type has slashes: its page and its trigger still route.
+	slashed := "/ops/ui/passes/" + url.PathEscape("github.com/acme/jobs.Patch")
+	if !strings.Contains(body, `href="`+slashed+`"`) {
+		t.Errorf("no link to %s", slashed)
+	}
+	page := call{method: http.MethodGet, path: slashed, from: local}.do(mux)
+	if page.Code != 200 || !strings.Contains(page.Body.String(), `href="/ops/ui/static/app.css"`) {
+		t.Errorf("%s: %d\n%.800s", slashed, page.Code, page.Body)
+	}
+	trig := call{method: http.MethodPost, path: "/ops/ui/actions/trigger/" + url.PathEscape("github.com/acme/jobs.Patch"), from: local, header: map[string]string{"Authorization": "Bearer " + token}}.do(mux)
+	if trig.Code != http.StatusSeeOther {
+		t.Errorf("trigger of the slashed pass: %d\n%.300s", trig.Code, trig.Body)
 	}
 	frag := call{method: http.MethodGet, path: "/ops/ui/?fragment=1", from: local}.do(mux).Body.String()
 	if strings.Contains(frag, "<html") || !strings.Contains(frag, `id="passes"`) {

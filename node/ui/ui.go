@@ -133,11 +133,13 @@ type request struct {
 
 // basePath is the mount point as the browser sees it: the requested path less the
 // path left after the mount's prefix was stripped.
+// Both are compared escaped, so a pass name with a slash (%2F) in the path cuts right.
 func basePath(r *http.Request) string {
-	full := r.URL.Path
+	rest := r.URL.EscapedPath()
+	full := rest
 	if u := r.RequestURI; u != "" && u != "*" {
 		full, _, _ = strings.Cut(u, "?")
 	}
-	base := strings.TrimSuffix(full, r.URL.Path)
+	base := strings.TrimSuffix(full, rest)
 	return strings.TrimSuffix(base, "/") + "/"
 }
