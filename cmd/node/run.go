@@ -58,7 +58,8 @@ func (o *options) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	dashboard, err := n.dashboard(rt, backlog)
+	// Cluster mode gives the dashboard the same ClusterSource as admin.Config.Cluster.
+	dashboard, err := n.dashboard(rt, backlog, nil)
 	if err != nil {
 		return err
 	}

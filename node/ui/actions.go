@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"time"
 
@@ -69,13 +70,26 @@ func (h *Handler) refuse(w http.ResponseWriter, r *http.Request, ref *errRefused
 	h.render(w, r, ref.code, "refused", h.newRequest(r), refusedView{Reason: ref.reason})
 }
 
-// trigger starts a sweep of the pass now, as POST /trigger/{name} does.
+// trigger asks for a sweep of the pass now. With the ledger it is queued there, as
+// `retention trigger` does: whichever node runs the pass (in cluster mode, its owner)
+// claims it within a poll, and the sweep finishes the queued run. Without the ledger the
+// pass sweeps on this node, as POST /trigger/{name} does.
 func (h *Handler) trigger(r *http.Request) outcome {
 	name := r.PathValue("name")
-	if err := h.cfg.Runtime.Trigger(name); err != nil {
-		return outcome{target: name, err: err, code: http.StatusNotFound}
+	if !slices.Contains(h.cfg.Runtime.PassNames(), name) {
+		return outcome{target: name, err: fmt.Errorf("no pass %q", name), code: http.StatusNotFound}
 	}
-	return outcome{target: name, detail: "sweep started"}
+	if h.cfg.Ledger == nil {
+		if err := h.cfg.Runtime.Trigger(name); err != nil {
+			return outcome{target: name, err: err, code: http.StatusConflict}
+		}
+		return outcome{target: name, detail: "sweep started"}
+	}
+	c, err := h.cfg.Ledger.RequestSweep(r.Context(), name, time.Now())
+	if err != nil {
+		return outcome{target: name, err: err}
+	}
+	return outcome{target: name, detail: fmt.Sprintf("sweep queued as run %d", c.RunID)}
 }
 
 // retry queues a retry of a dead letter; the node's work-queue poller revives the pass.

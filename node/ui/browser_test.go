@@ -307,9 +307,24 @@ func TestDashboardInBrowser(t *testing.T) {
 			t.Fatalf("recorded actions = %+v, %v; want the trigger", runs, err)
 		}
 		logs, _ := s.ledger.Logs(bg, runs[0].ID)
-		if len(logs) != 1 || !strings.HasPrefix(logs[0].Message, "trigger events: sweep started (from 127.0.0.1:") {
-			t.Errorf("the trigger's log = %+v", logs)
+		if len(logs) != 1 || !strings.HasPrefix(logs[0].Message, "trigger events: sweep queued as run ") || !strings.Contains(logs[0].Message, "(from 127.0.0.1:") {
+			t.Fatalf("the trigger's log = %+v", logs)
 		}
+		// The queued run is the sweep's own: the node claimed it and finished it with the
+		// 120 rows.
+		var queued int64
+		if _, err := fmt.Sscanf(logs[0].Message, "trigger events: sweep queued as run %d", &queued); err != nil {
+			t.Fatal(err)
+		}
+		poll(t, "the queued run to finish", func() bool {
+			rs, _ := s.ledger.FindRuns(bg, ledger.RunFilter{Name: "events", State: ledger.Completed})
+			for _, r := range rs {
+				if r.ID == queued && r.RowsDeleted == 120 {
+					return true
+				}
+			}
+			return false
+		})
 	})
 
 	t.Run("the page refreshes itself without reloading", func(t *testing.T) {
@@ -354,7 +369,7 @@ func TestDashboardInBrowser(t *testing.T) {
 		}
 		screenshot(t, ctx, "runs")
 		do(t, ctx, chromedp.Navigate(base+"runs?pass="+ledger.NameAdminActions), chromedp.WaitVisible(chromedp.CSS("table.runs")))
-		if logs := eval[string](t, ctx, `Array.from(document.querySelectorAll('ul.logs li')).map(li => li.textContent).join("\n")`); !strings.Contains(logs, "trigger events: sweep started") {
+		if logs := eval[string](t, ctx, `Array.from(document.querySelectorAll('ul.logs li')).map(li => li.textContent).join("\n")`); !strings.Contains(logs, "trigger events: sweep queued as run") {
 			t.Errorf("log rows:\n%s\nwant the trigger's", logs)
 		}
 		do(t, ctx, chromedp.Navigate(base+"runs?pass=events&since=2099-01-01T00:00"), chromedp.WaitVisible(chromedp.CSS("table.runs")))
