@@ -125,6 +125,11 @@ func TestReadRule(t *testing.T) {
 		{"loopback behind a proxy (ReadNeedsToken)", strict, call{from: local}, 401},
 		{"loopback behind a proxy, with the cookie", strict, call{from: local, cookie: session}, 200},
 	}
+	// A reader turned away gets the login form, which brings them back where they were.
+	away := call{method: http.MethodGet, path: "/ui/runs?pass=audit-log", from: remote}.do(withToken).Body.String()
+	if !strings.Contains(away, `name="next" value="/ui/runs?pass=audit-log"`) {
+		t.Errorf("the login form does not lead back to the page:\n%.1500s", away)
+	}
 	for _, c := range cases {
 		for _, path := range []string{"/ui/", "/ui/runs", "/ui/passes/audit-log", "/ui/settings", "/ui/quarantine", "/ui/cluster"} {
 			c.c.method, c.c.path = http.MethodGet, path
@@ -269,5 +274,44 @@ func TestMountedUnderAPrefix(t *testing.T) {
 	frag := call{method: http.MethodGet, path: "/ops/ui/?fragment=1", from: local}.do(mux).Body.String()
 	if strings.Contains(frag, "<html") || !strings.Contains(frag, `id="passes"`) {
 		t.Errorf("the fragment is not the live block alone:\n%.500s", frag)
+	}
+}
+
+var olderLink = regexp.MustCompile(`id="older" href="([^"]+)"`)
+
+// The runs page pages back 50 runs at a time until the oldest, and says which filter it
+// could not read instead of ignoring it.
+func TestRunsPagePagesBack(t *testing.T) {
+	rt := startedRuntime(t, "audit-log")
+	l := sqliteLedger(t)
+	ctx := context.Background()
+	start := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	for i := range 60 {
+		at := start.Add(time.Duration(i) * time.Minute)
+		id, err := l.StartRun(ctx, "audit-log", at, at, nil)
+		if err == nil {
+			err = l.FinishRun(ctx, id, ledger.Finish{End: at.Add(time.Second), State: ledger.Completed, RowsDeleted: int64(i)})
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	h := mounted(t, ui.Config{Runtime: rt, Ledger: l})
+	rows := regexp.MustCompile(`<tr class="run `)
+	first := call{method: http.MethodGet, path: "/ui/runs?pass=audit-log", from: local}.do(h).Body.String()
+	m := olderLink.FindStringSubmatch(first)
+	if n := len(rows.FindAllString(first, -1)); n != 50 || m == nil {
+		t.Fatalf("first page: %d runs, older link %v", n, m)
+	}
+	second := call{method: http.MethodGet, path: strings.ReplaceAll(m[1], "&amp;", "&"), from: local}.do(h).Body.String()
+	if n := len(rows.FindAllString(second, -1)); n != 10 || olderLink.MatchString(second) {
+		t.Errorf("second page: %d runs (want the 10 oldest), older link %v", n, olderLink.FindStringSubmatch(second))
+	}
+	if !strings.Contains(second, `data-run="1"`) || strings.Contains(second, `data-run="11"`) {
+		t.Errorf("the second page is not runs 1-10")
+	}
+	bad := call{method: http.MethodGet, path: "/ui/runs?since=yesterday", from: local}.do(h).Body.String()
+	if !strings.Contains(bad, `since: &#34;yesterday&#34; is not a time`) {
+		t.Errorf("a bad since is not reported:\n%.1500s", bad)
 	}
 }

@@ -19,7 +19,6 @@ func funcs() template.FuncMap {
 		"num":    func(p *int64) string { return numPtr(p) },
 		"str":    func(p *string) string { return strPtr(p) },
 		"path":   url.PathEscape,
-		"query":  url.QueryEscape,
 		"add":    func(a, b int) int { return a + b },
 		"orDash": orDash,
 	}

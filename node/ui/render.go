@@ -84,7 +84,7 @@ func (h *Handler) reader(build func(*request) (string, any)) http.Handler {
 				http.Error(w, "reading the dashboard from another host needs node.admin_token, and none is configured", http.StatusForbidden)
 				return
 			}
-			h.render(w, r, http.StatusUnauthorized, "login", h.newRequest(r), loginView{Next: r.URL.RequestURI(), NoToken: false})
+			h.render(w, r, http.StatusUnauthorized, "login", h.newRequest(r), loginView{Next: safeNext(r.RequestURI, basePath(r))})
 			return
 		}
 		req := h.newRequest(r)

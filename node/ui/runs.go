@@ -22,7 +22,7 @@ type runsView struct {
 	Names      []string
 	States     []ledger.State
 	Runs       []runRow
-	Older      string // the next page's query, "" on the last
+	Older      string // the next page's URL, "" on the last
 	LedgerOff  bool
 	Problems   []string
 	BadFilters []string
@@ -68,7 +68,7 @@ func (h *Handler) runsPage(r *request) (string, any) {
 		older := q
 		older.Set("before", strconv.FormatInt(runs[len(runs)-1].ID, 10))
 		older.Del("fragment")
-		v.Older = older.Encode()
+		v.Older = r.base + "runs?" + older.Encode()
 	}
 	v.Problems = pr.list
 	return "runs", v
