@@ -16,6 +16,7 @@ type chart struct {
 	Top           string // the value of the top grid line
 	Bars          []bar
 	Line          string // SVG polyline points
+	HeldLine      string // the held rows, on the backlog chart
 	Points        []point
 	First, Last   string // the time axis's ends
 	Empty         bool
@@ -61,7 +62,8 @@ func sweepChart(runs []ledger.Run) chart {
 	return c
 }
 
-// backlogChart draws the backlog samples over time.
+// backlogChart draws the backlog samples over time: the rows a sweep could delete, and
+// beside them the rows held (block children, quarantine), on one scale.
 func backlogChart(samples []ledger.BacklogSample) chart {
 	c := chart{Width: chartW, Height: chartH, Empty: len(samples) == 0}
 	if c.Empty {
@@ -69,23 +71,24 @@ func backlogChart(samples []ledger.BacklogSample) chart {
 	}
 	var top int64
 	for _, s := range samples {
-		top = max(top, s.Rows)
+		top = max(top, s.Rows, s.Held)
 	}
 	scale := nice(float64(top))
 	c.Top = fmt.Sprint(int64(scale))
 	from, to := samples[0].At, samples[len(samples)-1].At
 	span := max(to.Sub(from), time.Second)
-	var pts []string
+	y := func(v int64) float64 { return chartH - float64(v)/scale*(chartH-chartPad) }
+	var rows, held []string
 	for _, s := range samples {
 		x := chartPad + float64(s.At.Sub(from))/float64(span)*(chartW-2*chartPad)
 		if len(samples) == 1 {
 			x = chartW / 2
 		}
-		y := chartH - float64(s.Rows)/scale*(chartH-chartPad)
-		pts = append(pts, fmt.Sprintf("%.1f,%.1f", x, y))
-		c.Points = append(c.Points, point{X: x, Y: y, Title: fmt.Sprintf("%s: %d rows deletable, %d held", stamp(s.At), s.Rows, s.Held)})
+		rows = append(rows, fmt.Sprintf("%.1f,%.1f", x, y(s.Rows)))
+		held = append(held, fmt.Sprintf("%.1f,%.1f", x, y(s.Held)))
+		c.Points = append(c.Points, point{X: x, Y: y(s.Rows), Title: fmt.Sprintf("%s: %d rows deletable, %d held", stamp(s.At), s.Rows, s.Held)})
 	}
-	c.Line = strings.Join(pts, " ")
+	c.Line, c.HeldLine = strings.Join(rows, " "), strings.Join(held, " ")
 	c.First, c.Last = stamp(from), stamp(to)
 	return c
 }

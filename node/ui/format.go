@@ -15,6 +15,7 @@ func funcs() template.FuncMap {
 		"tsp":    func(t *time.Time) string { return stampPtr(t) },
 		"ago":    ago,
 		"dur":    shortDuration,
+		"exact":  exactDuration,
 		"durp":   func(d *time.Duration) string { return durPtr(d) },
 		"num":    func(p *int64) string { return numPtr(p) },
 		"str":    func(p *string) string { return strPtr(p) },
@@ -64,9 +65,22 @@ func shortDuration(d time.Duration) string {
 	case d < 24*time.Hour:
 		return d.Round(time.Minute).String()
 	}
-	days := int64(d / (24 * time.Hour))
-	rest := (d % (24 * time.Hour)).Round(time.Hour)
-	return fmt.Sprintf("%dd%dh", days, int64(rest/time.Hour))
+	d = d.Round(time.Hour)
+	days, hours := int64(d/(24*time.Hour)), int64(d%(24*time.Hour)/time.Hour)
+	if hours == 0 {
+		return fmt.Sprintf("%dd", days)
+	}
+	return fmt.Sprintf("%dd%dh", days, hours)
+}
+
+// exactDuration writes d so that config.ParseDuration reads back exactly d: whole days as
+// days (30d), anything else as Go writes it (1h30m0s). An edit form's value must not be
+// rounded, or saving it unchanged would move the setting.
+func exactDuration(d time.Duration) string {
+	if day := 24 * time.Hour; d > 0 && d%day == 0 {
+		return fmt.Sprintf("%dd", d/day)
+	}
+	return d.String()
 }
 
 func durPtr(d *time.Duration) string {

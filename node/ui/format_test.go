@@ -1,0 +1,68 @@
+package ui
+
+import (
+	"testing"
+	"time"
+
+	"github.com/retentionkit/retention/node/config"
+	"github.com/retentionkit/retention/passes/ledger"
+)
+
+func TestShortDuration(t *testing.T) {
+	for _, c := range []struct {
+		d    time.Duration
+		want string
+	}{
+		{450 * time.Millisecond, "450ms"},
+		{12340 * time.Millisecond, "12.3s"},
+		{3*time.Minute + 12*time.Second, "3m12s"},
+		{5*time.Hour + 31*time.Minute + 50*time.Second, "5h32m0s"},
+		{30 * 24 * time.Hour, "30d"},
+		{36 * time.Hour, "1d12h"},
+		{30*24*time.Hour + 5*time.Minute, "30d"},
+	} {
+		if got := shortDuration(c.d); got != c.want {
+			t.Errorf("shortDuration(%v) = %q, want %q", c.d, got, c.want)
+		}
+	}
+}
+
+// The edit form's value reads back as exactly the setting, so saving it unchanged
+// changes nothing.
+func TestExactDurationReadsBack(t *testing.T) {
+	for _, d := range []time.Duration{time.Hour, 90 * time.Minute, 30 * 24 * time.Hour, 30*24*time.Hour + 5*time.Minute, 1500 * time.Millisecond} {
+		got, err := config.ParseDuration(exactDuration(d))
+		if err != nil || got != d {
+			t.Errorf("%v written %q reads back %v, %v", d, exactDuration(d), got, err)
+		}
+	}
+}
+
+func TestNice(t *testing.T) {
+	for v, want := range map[float64]float64{0: 1, 1: 1, 3: 5, 7: 10, 120: 200, 299: 500, 1000: 1000, 1001: 2000} {
+		if got := nice(v); got != want {
+			t.Errorf("nice(%v) = %v, want %v", v, got, want)
+		}
+	}
+}
+
+// The charts scale to the largest value on a round top line, put the sweeps oldest
+// first from the left, and draw held rows on the backlog's scale.
+func TestCharts(t *testing.T) {
+	at := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	stop := "drained"
+	sweeps := sweepChart([]ledger.Run{{ID: 1, StartTime: at, RowsDeleted: 300, StopReason: &stop}, {ID: 2, StartTime: at.Add(time.Hour), RowsDeleted: 0, State: ledger.Failed}})
+	if sweeps.Top != "500" || len(sweeps.Bars) != 2 || sweeps.Bars[0].X >= sweeps.Bars[1].X || !sweeps.Bars[1].Failed || sweeps.Bars[1].H != 1 {
+		t.Errorf("sweeps = %+v", sweeps)
+	}
+	if want := float64(chartH) - 300.0/500*(chartH-chartPad); sweeps.Bars[0].Y != want {
+		t.Errorf("bar of 300 rows at y %v, want %v", sweeps.Bars[0].Y, want)
+	}
+	backlog := backlogChart([]ledger.BacklogSample{{At: at, Rows: 10, Held: 40}, {At: at.Add(time.Hour), Rows: 0, Held: 40}})
+	if backlog.Top != "50" || backlog.Line != "4.0,128.8 716.0,160.0" || backlog.HeldLine != "4.0,35.2 716.0,35.2" {
+		t.Errorf("backlog = %+v", backlog)
+	}
+	if !sweepChart(nil).Empty || !backlogChart(nil).Empty {
+		t.Error("no data is not an empty chart")
+	}
+}
