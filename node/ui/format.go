@@ -5,6 +5,7 @@ import (
 	"html/template"
 	"math"
 	"net/url"
+	"strings"
 	"time"
 )
 
@@ -61,9 +62,9 @@ func shortDuration(d time.Duration) string {
 	case d < time.Minute:
 		return d.Round(100 * time.Millisecond).String()
 	case d < time.Hour:
-		return d.Round(time.Second).String()
+		return trimZeros(d.Round(time.Second).String())
 	case d < 24*time.Hour:
-		return d.Round(time.Minute).String()
+		return trimZeros(d.Round(time.Minute).String())
 	}
 	d = d.Round(time.Hour)
 	days, hours := int64(d/(24*time.Hour)), int64(d%(24*time.Hour)/time.Hour)
@@ -71,6 +72,17 @@ func shortDuration(d time.Duration) string {
 		return fmt.Sprintf("%dd", days)
 	}
 	return fmt.Sprintf("%dd%dh", days, hours)
+}
+
+// trimZeros drops the zero units Go writes after the last one that counts: 1h0m0s is
+// 1h, 5h32m0s is 5h32m.
+func trimZeros(s string) string {
+	for _, z := range []string{"0s", "0m"} {
+		if rest, ok := strings.CutSuffix(s, z); ok && rest != "" && !strings.HasSuffix(rest, ".") && (rest[len(rest)-1] < '0' || rest[len(rest)-1] > '9') {
+			s = rest
+		}
+	}
+	return s
 }
 
 // exactDuration writes d so that config.ParseDuration reads back exactly d: whole days as
