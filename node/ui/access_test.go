@@ -46,7 +46,7 @@ func startedRuntime(t testing.TB, names ...string) *actors.Runtime {
 }
 
 // sqliteLedger is a migrated ledger on a fresh SQLite database.
-func sqliteLedger(t *testing.T) *ledger.Ledger {
+func sqliteLedger(t testing.TB) *ledger.Ledger {
 	t.Helper()
 	db := dbtest.SQLite(t)
 	if _, err := ledger.Migrate(context.Background(), db, "r_"); err != nil {
