@@ -118,15 +118,23 @@ func TestPassesPageWithAThousandPasses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ddl, cfg strings.Builder
-	ddl.WriteString("BEGIN;")
-	for i := range count {
-		fmt.Fprintf(&ddl, "CREATE TABLE t%04d (id INTEGER PRIMARY KEY, at INTEGER NOT NULL); CREATE INDEX t%04d_at ON t%04d (at, id);", i, i, i)
-		fmt.Fprintf(&cfg, "  - { name: pass-%04d, table: t%04d, key: id, timestamp: at, timestamp_format: unix, retention_period: 30d, max_startup_stagger: 1h }\n", i, i)
+	// 1,000 passes over 50 tables, 20 on each: a thousand tables would make this test
+	// about SQLite's schema handling (every CREATE re-reads the whole schema) instead of
+	// the page.
+	const tables = 50
+	var cfg strings.Builder
+	for i := range tables {
+		for _, q := range []string{
+			fmt.Sprintf("CREATE TABLE t%02d (id INTEGER PRIMARY KEY, at INTEGER NOT NULL)", i),
+			fmt.Sprintf("CREATE INDEX t%02d_at ON t%02d (at, id)", i, i),
+		} {
+			if _, err := db.ExecContext(context.Background(), q); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
-	ddl.WriteString("COMMIT;")
-	if _, err := db.ExecContext(context.Background(), ddl.String()); err != nil {
-		t.Fatal(err)
+	for i := range count {
+		fmt.Fprintf(&cfg, "  - { name: pass-%04d, table: t%02d, key: id, timestamp: at, timestamp_format: unix, retention_period: 30d, max_startup_stagger: 1h }\n", i, i%tables)
 	}
 	db.Close()
 	path := filepath.Join(dir, "retention.yaml")
@@ -134,9 +142,11 @@ func TestPassesPageWithAThousandPasses(t *testing.T) {
 	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	began := time.Now()
 	n := startNode(t, path, token)
+	t.Logf("1,000 passes: the node took %v to start", time.Since(began).Round(time.Millisecond))
 	want := len(passesJSON(t, n))
-	for _, round := range []string{"first load (measures the backlog of 1,000 tables)", "second load (the measurement cached)"} {
+	for _, round := range []string{"first load (measures the backlog of 1,000 passes)", "second load (the measurement cached)"} {
 		start := time.Now()
 		do(t, ctx, chromedp.Navigate(n.url("/ui/")), chromedp.WaitVisible(chromedp.CSS(`tr[data-pass="pass-0999"]`)))
 		wall := time.Since(start)
