@@ -113,7 +113,7 @@ func TestGuideNamesTheAddressAndTheDatabase(t *testing.T) {
 	if err := g.print(&b); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"200,000 audit rows", "http://127.0.0.1:1234/passes", "http://127.0.0.1:1234/metrics",
+	for _, want := range []string{"200,000 audit rows", "http://127.0.0.1:1234/passes", "http://127.0.0.1:1234/metrics", "http://127.0.0.1:1234/ui/",
 		`RETENTION_DEMO_DB='/tmp/it'\''s here/demo.db' ./bin/retention status --config examples/demo/retention.yaml`} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("the guide has no %q:\n%s", want, b.String())

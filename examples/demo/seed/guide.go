@@ -37,6 +37,7 @@ What the log below shows within a minute (Ctrl-C stops the node gracefully):
 Where to look meanwhile, from another terminal:
   curl -s http://{{.Admin}}/passes     each pass: state, last sweep, next sweep
   curl -s http://{{.Admin}}/metrics    the retention_* counters and gauges, per pass
+  http://{{.Admin}}/ui/                the dashboard, in a browser on this host (docs/ui.md)
   {{.StatusEnv}}./bin/retention status --config {{.Config}}
                                          the ledger's view: runs, backlog, held and quarantined rows
   {{.StatusEnv}}./bin/retention quarantine list --config {{.Config}}
