@@ -100,10 +100,25 @@ func (h *Handler) reader(build func(*request) (string, any)) http.Handler {
 	})
 }
 
-// titles name each page in the navigation and the window title.
-var titles = map[string]string{
-	"passes": "Passes", "pass": "Pass", "runs": "Runs", "quarantine": "Quarantine and dead letters",
-	"settings": "Settings", "cluster": "Cluster", "login": "Log in", "refused": "Refused",
+// title names a page in the window title.
+func title(page string) string {
+	switch page {
+	case "passes":
+		return "Passes"
+	case "pass":
+		return "Pass"
+	case "runs":
+		return "Runs"
+	case "quarantine":
+		return "Quarantine and dead letters"
+	case "settings":
+		return "Settings"
+	case "cluster":
+		return "Cluster"
+	case "login":
+		return "Log in"
+	}
+	return "Refused"
 }
 
 func (h *Handler) render(w http.ResponseWriter, r *http.Request, code int, page string, req *request, data any) {
@@ -112,7 +127,7 @@ func (h *Handler) render(w http.ResponseWriter, r *http.Request, code int, page 
 		http.Error(w, "no page "+page, http.StatusInternalServerError)
 		return
 	}
-	v := view{Page: page, Title: titles[page], Base: req.base, Authed: req.authed, CSRF: req.csrf,
+	v := view{Page: page, Title: title(page), Base: req.base, Authed: req.authed, CSRF: req.csrf,
 		Refresh: h.cfg.Refresh.Milliseconds(), Note: r.URL.Query().Get("note"), Data: data, Now: time.Now()}
 	if e, ok := data.(interface{ problems() []string }); ok {
 		v.Errors = e.problems()
