@@ -19,7 +19,8 @@ func (n *node) dashboard(rt *actors.Runtime, backlog *metrics.BacklogCollector, 
 		plan = n.plan
 	}
 	return ui.New(ui.Config{
-		Runtime: rt, Ledger: n.ledger, Token: n.cfg.Node.AdminToken, Backlog: backlog, Cleanup: plan, Cluster: cluster,
+		Runtime: rt, Ledger: n.ledger, Token: n.cfg.Node.AdminToken, Backlog: backlog, Cluster: cluster,
+		Cleanup: plan, CleanupDefaulted: n.cfg.MetadataCleanup.RetentionPeriod == nil,
 		Redact: func(s string) string { return passes.RedactText(s, n.cfg.Database.DSN) },
 	})
 }

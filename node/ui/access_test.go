@@ -205,6 +205,14 @@ func TestActionRule(t *testing.T) {
 	if d, err := l.CleanupRetentionOverride(context.Background()); err != nil || d != 3*time.Hour {
 		t.Errorf("override = %v, %v; want the last good edit's 3h", d, err)
 	}
+	// Without an override, a file that gives no retention is on the built-in default.
+	defaulted := mounted(t, ui.Config{Runtime: rt, Ledger: sqliteLedger(t), Cleanup: plan, CleanupDefaulted: true})
+	if page := (call{method: http.MethodGet, path: "/ui/settings", from: local}).do(defaulted).Body.String(); !strings.Contains(page, "the built-in default") || !strings.Contains(page, "30m") {
+		t.Errorf("a defaulted retention's settings page:\n%.2000s", page)
+	}
+	if d, err := l.CleanupRetentionOverride(context.Background()); err != nil || d != 3*time.Hour {
+		t.Errorf("override = %v, %v; want the last good edit's 3h", d, err)
+	}
 	runs, err := l.FindRuns(context.Background(), ledger.RunFilter{Name: ledger.NameAdminActions})
 	if err != nil || len(runs) != 3 {
 		t.Fatalf("recorded actions = %+v, %v; want the bad value and the two edits, nothing refused", runs, err)

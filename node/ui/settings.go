@@ -33,6 +33,9 @@ func (h *Handler) settingsPage(r *request) (string, any) {
 	}
 	p := h.cfg.Cleanup
 	v.File, v.Interval, v.BatchSize, v.Effective, v.Source = p.Retention, p.Interval, p.BatchSize, p.Retention, "file"
+	if h.cfg.CleanupDefaulted {
+		v.Source = "default"
+	}
 	var pr problems
 	d, updated, ok, err := h.cfg.Ledger.CleanupRetentionSetting(r.ctx)
 	pr.add("settings", err, h.cfg.Redact)

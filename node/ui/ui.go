@@ -51,6 +51,9 @@ type Config struct {
 	// Cleanup is the metadata cleanup's configuration as the file gives it; nil: the
 	// cleanup is off.
 	Cleanup *ledger.Plan
+	// CleanupDefaulted says the file gives no metadata_cleanup.retention_period, so the
+	// settings page calls Cleanup's retention the built-in default, not the file's.
+	CleanupDefaulted bool
 	// Redact masks secrets (a DSN's password) in the error texts pages show; nil shows
 	// them as they are.
 	Redact func(string) string
