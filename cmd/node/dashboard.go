@@ -1,7 +1,6 @@
 package main
 
 import (
-	"github.com/retentionkit/retention/actors"
 	"github.com/retentionkit/retention/node/admin"
 	"github.com/retentionkit/retention/node/metrics"
 	"github.com/retentionkit/retention/node/ui"
@@ -9,17 +8,17 @@ import (
 	"github.com/retentionkit/retention/passes/ledger"
 )
 
-// dashboard is the web dashboard the admin endpoint serves under /ui/: the runtime, the
-// ledger, the backlog measurement /metrics shows, and the metadata cleanup's plan as
-// the file gives it (nil when the cleanup is off). cluster is what admin.Config.Cluster
-// gets, nil outside cluster mode.
-func (n *node) dashboard(rt *actors.Runtime, backlog *metrics.BacklogCollector, cluster admin.ClusterSource) (*ui.Handler, error) {
+// dashboard is the web dashboard the admin endpoint serves under /ui/, over what the
+// admin handler serves (acfg: the runtime, the ledger, the token, the cluster source),
+// the backlog measurement /metrics shows, and the metadata cleanup's plan as the file
+// gives it (nil when the cleanup is off).
+func (n *node) dashboard(acfg admin.Config, backlog *metrics.BacklogCollector) (*ui.Handler, error) {
 	var plan *ledger.Plan
 	if n.ledger != nil && n.cfg.CleanupEnabled() {
 		plan = n.plan
 	}
 	return ui.New(ui.Config{
-		Runtime: rt, Ledger: n.ledger, Token: n.cfg.Node.AdminToken, Backlog: backlog, Cluster: cluster,
+		Runtime: acfg.Runtime, Ledger: acfg.Ledger, Token: acfg.Token, Backlog: backlog, Cluster: acfg.Cluster,
 		Cleanup: plan, CleanupDefaulted: n.cfg.MetadataCleanup.RetentionPeriod == nil,
 		Redact: func(s string) string { return passes.RedactText(s, n.cfg.Database.DSN) },
 	})

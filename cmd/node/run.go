@@ -58,12 +58,13 @@ func (o *options) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	// Cluster mode gives the dashboard the same ClusterSource as admin.Config.Cluster.
-	dashboard, err := n.dashboard(rt, backlog, nil)
-	if err != nil {
+	acfg := admin.Config{Runtime: rt, Ledger: n.ledger, Token: n.cfg.Node.AdminToken, Gatherer: reg, ReadyAfterFailures: n.cfg.ReadyAfterFailures()}
+	// The dashboard is built from the finished admin config (in cluster mode, after
+	// acfg.Cluster is set), so both show the same ClusterSource.
+	if acfg.UI, err = n.dashboard(acfg, backlog); err != nil {
 		return err
 	}
-	adm := admin.New(admin.Config{Runtime: rt, Ledger: n.ledger, Token: n.cfg.Node.AdminToken, Gatherer: reg, ReadyAfterFailures: n.cfg.ReadyAfterFailures(), UI: dashboard})
+	adm := admin.New(acfg)
 	if n.cfg.Node.Admin != "" {
 		srv, addr, err := serveAdmin(n.cfg.Node.Admin, adm)
 		if err != nil {
