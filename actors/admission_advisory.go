@@ -204,6 +204,7 @@ func (a *advisoryPoolActor) acquired(ctx actor.Context, m *slotAcquired) {
 	}
 	a.head, r.cancel, r.slot = nil, nil, m.slot
 	a.holders = append(a.holders, r)
+	a.pool.inUse.Store(int64(len(a.holders))) // before the grant, so Status never lags it
 	ctx.Send(r.from, &SlotGranted{Req: r.req})
 	a.next(ctx)
 	if a.waitingHere() {

@@ -22,8 +22,8 @@ import (
 // pg_advisory_lock, whose waiters PostgreSQL serves in the order they asked (try-locks
 // alone are not: a newcomer could overtake a long waiter); the session at the head of
 // the line tries the slot locks until one is free, then lets go of the queue lock, and
-// keeps the slot on the same connection until it is released. Only the head polls, once
-// per SlotPollMin..SlotPollMax while every slot is taken; the rest sleep in the lock
+// keeps the slot on the same connection until it is released. While every slot is
+// taken, only the head waits on them (see SlotWait); the rest sleep in the lock
 // manager. Every lock is a session lock, so a member that dies gives back its place in
 // line and its slots with its connections (see SweepConnOptions for how soon).
 //
@@ -37,13 +37,11 @@ type AdvisorySlots struct {
 	conn SweepConnOptions
 }
 
-// The head of the line's poll interval while every slot is taken: it starts at
-// SlotPollMin and doubles up to SlotPollMax, so a slot freed soon is taken soon and a
-// long wait costs a few statements a second.
-const (
-	SlotPollMin = 2 * time.Millisecond
-	SlotPollMax = 50 * time.Millisecond
-)
+// SlotWait is how long the head of the line, while every slot is taken, waits on one
+// slot before trying them all again: the slot it waits on is taken the moment it is
+// released, any other within SlotWait, and a long wait costs about two statements per
+// SlotWait.
+const SlotWait = 50 * time.Millisecond
 
 // OpenAdvisorySlots opens the slots of the database dsn names, under name (the
 // database's name in the node's configuration: every member must use the same one), on
@@ -97,18 +95,32 @@ func (s *AdvisorySlots) AcquireSlot(ctx context.Context, capacity int) (io.Close
 	}
 	expr, args := s.conn.settingsExpr()
 	var pid, n int
-	if err := c.QueryRowContext(ctx, "SELECT pg_backend_pid(), "+expr, args...).Scan(&pid, &n); err != nil {
+	// lock_timeout 0: a wait at the head of an earlier acquisition on this pooled
+	// connection set it, and the wait in line must not time out.
+	if err := c.QueryRowContext(ctx, "SELECT pg_backend_pid(), set_config('lock_timeout', '0', false), "+expr, args...).Scan(&pid, new(string), &n); err != nil {
 		discard(c)
 		return nil, fmt.Errorf("slots of %q: %w", s.name, err)
 	}
-	// pgdriver does not interrupt a statement when its context ends: ask the server.
-	db := s.db
+	// pgdriver does not interrupt a statement when its context ends: ask the server, and
+	// again until this wait is over, since a cancel that lands between two statements is
+	// lost.
+	db, finished := s.db, make(chan struct{})
 	stop := context.AfterFunc(ctx, func() {
-		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_, _ = db.ExecContext(cctx, "SELECT pg_cancel_backend(?)", pid)
+		for {
+			cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			_, _ = db.ExecContext(cctx, "SELECT pg_cancel_backend(?)", pid)
+			cancel()
+			t := time.NewTimer(100 * time.Millisecond)
+			select {
+			case <-finished:
+				t.Stop()
+				return
+			case <-t.C:
+			}
+		}
 	})
 	slot, err := s.takeSlot(ctx, c, capacity)
+	close(finished)
 	if !stop() || err != nil {
 		// Ended, or a cancel may be on its way to this session: it holds nothing after this.
 		discard(c)
@@ -140,8 +152,10 @@ func (s *AdvisorySlots) takeSlot(ctx context.Context, c bun.Conn, capacity int) 
 	b.WriteString(" ELSE -1 END AS slot) SELECT slot, CASE WHEN slot >= 0 THEN pg_advisory_unlock(?::int4, ?::int4) ELSE false END FROM t")
 	args = append(args, QueueLockClass, s.queueKey())
 	q := b.String()
-	wait := SlotPollMin
-	for {
+	for round := 0; ; round++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		var slot int
 		var left bool
 		if err := c.QueryRowContext(ctx, q, args...).Scan(&slot, &left); err != nil {
@@ -153,14 +167,24 @@ func (s *AdvisorySlots) takeSlot(ctx context.Context, c bun.Conn, capacity int) 
 			}
 			return &heldSlot{conn: c, key: keys[slot]}, nil
 		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, ctx.Err()
-		case <-t.C:
+		// Every slot is taken: wait on one of them (in turn) for at most SlotWait, so its
+		// release is seen at once and any other's within SlotWait.
+		if round == 0 {
+			if _, err := c.ExecContext(ctx, "SELECT set_config('lock_timeout', ?, false)", strconv.FormatInt(SlotWait.Milliseconds(), 10)); err != nil {
+				return nil, err
+			}
 		}
-		wait = min(2*wait, SlotPollMax)
+		k := keys[round%len(keys)]
+		_, err := c.ExecContext(ctx, "SELECT pg_advisory_lock(?::int4, ?::int4)", SlotLockClass, k)
+		switch {
+		case err == nil:
+			if _, err := c.ExecContext(ctx, "SELECT pg_advisory_unlock(?::int4, ?::int4)", QueueLockClass, s.queueKey()); err != nil {
+				return nil, err
+			}
+			return &heldSlot{conn: c, key: k}, nil
+		case pgCode(err) != "55P03": // anything but the wait running out
+			return nil, err
+		}
 	}
 }
 

@@ -52,7 +52,7 @@ func waiting(t *testing.T, s *passes.AdvisorySlots) int {
 func TestAdvisorySlotsNeverExceedTheLimit(t *testing.T) {
 	const capacity, perMember, rounds = 3, 4, 15
 	members := openSlots(t, 3)
-	ctx := context.Background()
+	ctx := bounded(t)
 	var holding, peak atomic.Int32
 	var sampled atomic.Int32
 	stop := make(chan struct{})
@@ -115,7 +115,7 @@ func TestAdvisorySlotsNeverExceedTheLimit(t *testing.T) {
 // they happen to poll.
 func TestAdvisorySlotsGrantInArrivalOrder(t *testing.T) {
 	members := openSlots(t, 3)
-	ctx := context.Background()
+	ctx := bounded(t)
 	held, err := members[0].AcquireSlot(ctx, 1)
 	if err != nil {
 		t.Fatal(err)
@@ -153,7 +153,7 @@ func TestAdvisorySlotsGrantInArrivalOrder(t *testing.T) {
 // dies gives its slot back.
 func TestAdvisorySlotsComeBackFromAWaiterThatGaveUpAndAHolderThatDied(t *testing.T) {
 	members, name := openNamedSlots(t, 2)
-	ctx := context.Background()
+	ctx := bounded(t)
 	held, err := members[0].AcquireSlot(ctx, 1)
 	if err != nil {
 		t.Fatal(err)
@@ -197,4 +197,72 @@ func TestAdvisorySlotsComeBackFromAWaiterThatGaveUpAndAHolderThatDied(t *testing
 		t.Fatal("the dead holder's slot did not come back")
 	}
 	_ = held.Close() // its connection is gone: an error, and nothing held
+}
+
+// A connection that waited at the head of the line (with its short wait on a slot) and
+// went back to the pool can wait in line again for as long as it takes: its place is not
+// lost to a timeout left over from its last use.
+func TestAdvisorySlotsAReusedConnectionWaitsInLineAsLongAsItTakes(t *testing.T) {
+	members := openSlots(t, 3)
+	ctx := bounded(t)
+	acquire := func(s *passes.AdvisorySlots) chan io.Closer {
+		got := make(chan io.Closer, 1)
+		go func() {
+			slot, err := s.AcquireSlot(ctx, 1)
+			if err != nil {
+				t.Error(err)
+			}
+			got <- slot
+		}()
+		return got
+	}
+	take := func(got chan io.Closer) io.Closer {
+		select {
+		case s := <-got:
+			if s == nil {
+				t.FailNow()
+			}
+			return s
+		case <-time.After(30 * time.Second): // a bound on a hang, not a timing assertion
+			t.Fatal("no slot")
+			return nil
+		}
+	}
+	waitedAtLeast := func(d time.Duration) {
+		start := time.Now()
+		waitFor(t, d+30*time.Second, func() bool { return time.Since(start) >= d })
+	}
+	held, err := members[0].AcquireSlot(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := acquire(members[1]) // at the head: waits on the slot in short rounds
+	waitFor(t, 30*time.Second, func() bool { return waiting(t, members[0]) == 1 })
+	waitedAtLeast(4 * passes.SlotWait)
+	_ = held.Close()
+	_ = take(first).Close() // its connection, short timeout set, goes back to members[1]'s pool
+
+	held, err = members[0].AcquireSlot(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	head := acquire(members[2])
+	waitFor(t, 30*time.Second, func() bool { return waiting(t, members[0]) == 1 })
+	second := acquire(members[1]) // reuses that connection, behind the head
+	waitFor(t, 30*time.Second, func() bool { return waiting(t, members[0]) == 2 })
+	waitedAtLeast(4 * passes.SlotWait)
+	if n := waiting(t, members[0]); n != 2 {
+		t.Fatalf("%d in line after the wait, want 2: the reused connection left the line", n)
+	}
+	_ = held.Close()
+	_ = take(head).Close()
+	_ = take(second).Close()
+}
+
+// bounded is a context that ends before the test's own timeout, so a wait for a slot that
+// never comes fails the test instead of hanging it.
+func bounded(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
 }
