@@ -132,8 +132,8 @@ func (s *AdvisorySlots) AcquireSlot(ctx context.Context, capacity int) (io.Close
 	return slot, nil
 }
 
-// takeSlot waits for the queue lock on c, then polls the slots until one is free and
-// leaves the line in the same statement that takes it.
+// takeSlot waits for the queue lock on c, then takes the first free slot, leaving the
+// line in the same statement; while every slot is taken it waits on them in turn.
 func (s *AdvisorySlots) takeSlot(ctx context.Context, c bun.Conn, capacity int) (io.Closer, error) {
 	if _, err := c.ExecContext(ctx, "SELECT pg_advisory_lock(?::int4, ?::int4)", QueueLockClass, s.queueKey()); err != nil {
 		return nil, err

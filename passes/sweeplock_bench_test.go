@@ -46,3 +46,23 @@ func BenchmarkSweepPin(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSlotsWaiting is the advisory slot pool's poll for other members' waiters (a
+// read of pg_locks), which a member holding a slot runs every 250 ms.
+func BenchmarkSlotsWaiting(b *testing.B) {
+	dsn := os.Getenv("TEST_DATABASE_URL")
+	if dsn == "" {
+		dsn = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
+	}
+	ctx := context.Background()
+	s, err := OpenAdvisorySlots(ctx, dsn, fmt.Sprintf("bench%08x", rand.Uint32()), SweepConnOptions{})
+	if err != nil {
+		b.Skipf("PostgreSQL unreachable: %v", err)
+	}
+	defer s.Close()
+	for b.Loop() {
+		if _, err := s.SlotsWaiting(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
