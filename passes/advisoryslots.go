@@ -22,8 +22,8 @@ import (
 // pg_advisory_lock, whose waiters PostgreSQL serves in the order they asked (try-locks
 // alone are not: a newcomer could overtake a long waiter); the session at the head of
 // the line tries the slot locks until one is free, then lets go of the queue lock, and
-// keeps the slot on the same connection until it is released. While every slot is
-// taken, only the head waits on them (see SlotWait); the rest sleep in the lock
+// keeps the slot on the same connection until it is released. Only the head polls, once
+// per SlotPollMin..SlotPollMax while every slot is taken; the rest sleep in the lock
 // manager. Every lock is a session lock, so a member that dies gives back its place in
 // line and its slots with its connections (see SweepConnOptions for how soon).
 //
@@ -37,11 +37,13 @@ type AdvisorySlots struct {
 	conn SweepConnOptions
 }
 
-// SlotWait is how long the head of the line, while every slot is taken, waits on one
-// slot before trying them all again: the slot it waits on is taken the moment it is
-// released, any other within SlotWait, and a long wait costs about two statements per
-// SlotWait.
-const SlotWait = 50 * time.Millisecond
+// The head of the line's poll interval while every slot is taken: it starts at
+// SlotPollMin and doubles up to SlotPollMax, so a slot freed soon is taken soon and a
+// long wait costs a few statements a second.
+const (
+	SlotPollMin = 2 * time.Millisecond
+	SlotPollMax = 50 * time.Millisecond
+)
 
 // OpenAdvisorySlots opens the slots of the database dsn names, under name (the
 // database's name in the node's configuration: every member must use the same one), on
@@ -95,8 +97,7 @@ func (s *AdvisorySlots) AcquireSlot(ctx context.Context, capacity int) (io.Close
 	}
 	expr, args := s.conn.settingsExpr()
 	var pid, n int
-	// lock_timeout 0: a wait at the head of an earlier acquisition on this pooled
-	// connection set it, and the wait in line must not time out.
+	// lock_timeout 0: the wait in line must not time out, whatever the role's default.
 	if err := c.QueryRowContext(ctx, "SELECT pg_backend_pid(), set_config('lock_timeout', '0', false), "+expr, args...).Scan(&pid, new(string), &n); err != nil {
 		discard(c)
 		return nil, fmt.Errorf("slots of %q: %w", s.name, err)
@@ -133,7 +134,7 @@ func (s *AdvisorySlots) AcquireSlot(ctx context.Context, capacity int) (io.Close
 }
 
 // takeSlot waits for the queue lock on c, then takes the first free slot, leaving the
-// line in the same statement; while every slot is taken it waits on them in turn.
+// line in the same statement; while every slot is taken it tries again (see SlotPollMin).
 func (s *AdvisorySlots) takeSlot(ctx context.Context, c bun.Conn, capacity int) (io.Closer, error) {
 	if _, err := c.ExecContext(ctx, "SELECT pg_advisory_lock(?::int4, ?::int4)", QueueLockClass, s.queueKey()); err != nil {
 		return nil, err
@@ -152,10 +153,11 @@ func (s *AdvisorySlots) takeSlot(ctx context.Context, c bun.Conn, capacity int) 
 	b.WriteString(" ELSE -1 END AS slot) SELECT slot, CASE WHEN slot >= 0 THEN pg_advisory_unlock(?::int4, ?::int4) ELSE false END FROM t")
 	args = append(args, QueueLockClass, s.queueKey())
 	q := b.String()
-	for round := 0; ; round++ {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
+	// Polling with try-locks, not waiting on a slot with a lock_timeout: a timeout that
+	// fires as the lock is granted fails the statement yet leaves the session holding the
+	// lock, and the next try would take it a second time (session advisory locks nest).
+	wait := SlotPollMin
+	for {
 		var slot int
 		var left bool
 		if err := c.QueryRowContext(ctx, q, args...).Scan(&slot, &left); err != nil {
@@ -167,24 +169,14 @@ func (s *AdvisorySlots) takeSlot(ctx context.Context, c bun.Conn, capacity int) 
 			}
 			return &heldSlot{conn: c, key: keys[slot]}, nil
 		}
-		// Every slot is taken: wait on one of them (in turn) for at most SlotWait, so its
-		// release is seen at once and any other's within SlotWait.
-		if round == 0 {
-			if _, err := c.ExecContext(ctx, "SELECT set_config('lock_timeout', ?, false)", strconv.FormatInt(SlotWait.Milliseconds(), 10)); err != nil {
-				return nil, err
-			}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		case <-t.C:
 		}
-		k := keys[round%len(keys)]
-		_, err := c.ExecContext(ctx, "SELECT pg_advisory_lock(?::int4, ?::int4)", SlotLockClass, k)
-		switch {
-		case err == nil:
-			if _, err := c.ExecContext(ctx, "SELECT pg_advisory_unlock(?::int4, ?::int4)", QueueLockClass, s.queueKey()); err != nil {
-				return nil, err
-			}
-			return &heldSlot{conn: c, key: k}, nil
-		case pgCode(err) != "55P03": // anything but the wait running out
-			return nil, err
-		}
+		wait = min(2*wait, SlotPollMax)
 	}
 }
 

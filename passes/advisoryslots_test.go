@@ -199,9 +199,9 @@ func TestAdvisorySlotsComeBackFromAWaiterThatGaveUpAndAHolderThatDied(t *testing
 	_ = held.Close() // its connection is gone: an error, and nothing held
 }
 
-// A connection that waited at the head of the line (with its short wait on a slot) and
-// went back to the pool can wait in line again for as long as it takes: its place is not
-// lost to a timeout left over from its last use.
+// A connection that waited at the head of the line and went back to the pool can wait
+// in line again for as long as it takes, behind another member's head: nothing left from
+// its last use (a setting, a lock) costs it its place or the slot.
 func TestAdvisorySlotsAReusedConnectionWaitsInLineAsLongAsItTakes(t *testing.T) {
 	members := openSlots(t, 3)
 	ctx := bounded(t)
@@ -216,7 +216,7 @@ func TestAdvisorySlotsAReusedConnectionWaitsInLineAsLongAsItTakes(t *testing.T) 
 		}()
 		return got
 	}
-	take := func(got chan io.Closer) io.Closer {
+	take := func(what string, got chan io.Closer) io.Closer {
 		select {
 		case s := <-got:
 			if s == nil {
@@ -224,7 +224,8 @@ func TestAdvisorySlotsAReusedConnectionWaitsInLineAsLongAsItTakes(t *testing.T) 
 			}
 			return s
 		case <-time.After(30 * time.Second): // a bound on a hang, not a timing assertion
-			t.Fatal("no slot")
+			dumpLocks(t)
+			t.Fatalf("no slot for %s", what)
 			return nil
 		}
 	}
@@ -238,25 +239,28 @@ func TestAdvisorySlotsAReusedConnectionWaitsInLineAsLongAsItTakes(t *testing.T) 
 	}
 	first := acquire(members[1]) // at the head: waits on the slot in short rounds
 	waitFor(t, 30*time.Second, func() bool { return waiting(t, members[0]) == 1 })
-	waitedAtLeast(4 * passes.SlotWait)
+	waitedAtLeast(4 * passes.SlotPollMax)
 	_ = held.Close()
-	_ = take(first).Close() // its connection, short timeout set, goes back to members[1]'s pool
+	_ = take("first", first).Close() // its connection, short timeout set, goes back to members[1]'s pool
 
-	held, err = members[0].AcquireSlot(ctx, 1)
+	actx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	held, err = members[0].AcquireSlot(actx, 1)
+	cancel()
 	if err != nil {
+		dumpLocks(t)
 		t.Fatal(err)
 	}
 	head := acquire(members[2])
 	waitFor(t, 30*time.Second, func() bool { return waiting(t, members[0]) == 1 })
 	second := acquire(members[1]) // reuses that connection, behind the head
 	waitFor(t, 30*time.Second, func() bool { return waiting(t, members[0]) == 2 })
-	waitedAtLeast(4 * passes.SlotWait)
+	waitedAtLeast(4 * passes.SlotPollMax)
 	if n := waiting(t, members[0]); n != 2 {
 		t.Fatalf("%d in line after the wait, want 2: the reused connection left the line", n)
 	}
 	_ = held.Close()
-	_ = take(head).Close()
-	_ = take(second).Close()
+	_ = take("head", head).Close()
+	_ = take("second", second).Close()
 }
 
 // bounded is a context that ends before the test's own timeout, so a wait for a slot that
@@ -265,4 +269,21 @@ func bounded(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
 	return ctx
+}
+
+// dumpLocks logs every advisory lock on the server, for a failure to explain itself.
+func dumpLocks(t *testing.T) {
+	rows, err := dbtest.Postgres(t).QueryContext(context.Background(), "SELECT l.pid, l.classid::bigint, l.objid::bigint, l.granted, a.state, left(a.query, 100) FROM pg_locks l JOIN pg_stat_activity a USING (pid) WHERE l.locktype = 'advisory'")
+	if err != nil {
+		t.Log(err)
+		return
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var pid, class, obj int64
+		var granted bool
+		var state, query string
+		_ = rows.Scan(&pid, &class, &obj, &granted, &state, &query)
+		t.Logf("advisory lock: pid %d class %x key %d granted %v state %s query %s", pid, class, obj, granted, state, query)
+	}
 }
