@@ -5,7 +5,8 @@
 //	go run ./bench/drain -out /tmp/drain.md            # what make bench runs
 //
 // It needs PostgreSQL (-admin-dsn, a superuser that may create databases) and pgbench on
-// the PATH; it creates and drops the databases retention_bench_tpl and retention_bench.
+// the PATH; it creates and drops the databases retention_bench_tpl and retention_bench
+// (and the ledger's; -db-prefix renames them all).
 package main
 
 import (
@@ -30,6 +31,7 @@ type config struct {
 	only       string
 	ledgerOnly bool
 	profile    string
+	dbPrefix   string
 }
 
 func main() {
@@ -43,6 +45,7 @@ func main() {
 	flag.BoolVar(&c.skipPG, "skip-postgres", false, "measure SQLite only")
 	flag.BoolVar(&c.ledgerOnly, "ledger-only", false, "measure only the ledger's metadata cleanup (PostgreSQL)")
 	flag.StringVar(&c.only, "only", "", "run only the variants whose name contains this (the plain loop and unbounded DELETE always run: the ratios need them)")
+	flag.StringVar(&c.dbPrefix, "db-prefix", "retention_bench", "name of the bench database; its template and the ledger's take this prefix")
 	flag.StringVar(&c.profile, "cpuprofile", "", "write a CPU profile of the whole run here")
 	flag.Parse()
 	if c.profile != "" {

@@ -19,10 +19,10 @@ import (
 	"github.com/retentionkit/retention/passes"
 )
 
-const (
-	templateDB = "retention_bench_tpl"
-	benchDB    = "retention_bench"
-)
+// The databases a run creates and drops are named after config.dbPrefix (-db-prefix),
+// so two people measuring on one server do not drop each other's.
+func (c config) templateDB() string { return c.dbPrefix + "_tpl" }
+func (c config) benchDB() string    { return c.dbPrefix }
 
 // pgEpoch is the first row's timestamp; row i is i*10s later, so the cutoff at row
 // 0.9*N leaves 90% of the table expired.
@@ -88,11 +88,11 @@ func postgresReport(ctx context.Context, c config, report *strings.Builder) erro
 
 func buildTemplate(ctx context.Context, admin *bun.DB, c config) error {
 	var exists bool
-	if err := admin.NewRaw("SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = ?)", templateDB).Scan(ctx, &exists); err != nil {
+	if err := admin.NewRaw("SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = ?)", c.templateDB()).Scan(ctx, &exists); err != nil {
 		return err
 	}
 	if exists {
-		db, err := passes.Open(ctx, passes.DriverPostgres, withDatabase(c.adminDSN, templateDB))
+		db, err := passes.Open(ctx, passes.DriverPostgres, withDatabase(c.adminDSN, c.templateDB()))
 		if err == nil {
 			var n int
 			err = db.NewRaw("SELECT count(*) FROM audit_log").Scan(ctx, &n)
@@ -101,15 +101,15 @@ func buildTemplate(ctx context.Context, admin *bun.DB, c config) error {
 				return nil
 			}
 		}
-		if _, err := admin.ExecContext(ctx, "DROP DATABASE "+templateDB+" WITH (FORCE)"); err != nil {
+		if _, err := admin.ExecContext(ctx, "DROP DATABASE "+c.templateDB()+" WITH (FORCE)"); err != nil {
 			return err
 		}
 	}
 	fmt.Fprintf(os.Stderr, "drain: building the %d-row template database\n", c.rows)
-	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+templateDB); err != nil {
+	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+c.templateDB()); err != nil {
 		return err
 	}
-	db, err := passes.Open(ctx, passes.DriverPostgres, withDatabase(c.adminDSN, templateDB))
+	db, err := passes.Open(ctx, passes.DriverPostgres, withDatabase(c.adminDSN, c.templateDB()))
 	if err != nil {
 		return err
 	}
@@ -142,13 +142,13 @@ func withDatabase(dsn, name string) string {
 // pgRun recreates the bench database from the template, starts the OLTP load, runs the
 // variant (nil: no drain, the baseline) and measures both.
 func pgRun(ctx context.Context, admin *bun.DB, c config, cutoff time.Time, v *variant) (result, error) {
-	if _, err := admin.ExecContext(ctx, "DROP DATABASE IF EXISTS "+benchDB+" WITH (FORCE)"); err != nil {
+	if _, err := admin.ExecContext(ctx, "DROP DATABASE IF EXISTS "+c.benchDB()+" WITH (FORCE)"); err != nil {
 		return result{}, err
 	}
-	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+benchDB+" TEMPLATE "+templateDB+" STRATEGY FILE_COPY"); err != nil {
+	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+c.benchDB()+" TEMPLATE "+c.templateDB()+" STRATEGY FILE_COPY"); err != nil {
 		return result{}, err
 	}
-	dsn := withDatabase(c.adminDSN, benchDB)
+	dsn := withDatabase(c.adminDSN, c.benchDB())
 	db, err := passes.Open(ctx, passes.DriverPostgres, dsn)
 	if err != nil {
 		return result{}, err
