@@ -32,6 +32,9 @@ type config struct {
 	ledgerOnly bool
 	profile    string
 	dbPrefix   string
+	heapRows   []int
+	skipLedger bool
+	skipSQLite bool
 }
 
 func main() {
@@ -46,8 +49,19 @@ func main() {
 	flag.BoolVar(&c.ledgerOnly, "ledger-only", false, "measure only the ledger's metadata cleanup (PostgreSQL)")
 	flag.StringVar(&c.only, "only", "", "run only the variants whose name contains this (the plain loop and unbounded DELETE always run: the ratios need them)")
 	flag.StringVar(&c.dbPrefix, "db-prefix", "retention_bench", "name of the bench database; its template and the ledger's take this prefix")
+	heapRows := flag.String("heap-rows", "", "measure only the peak heap of draining tables of these sizes (comma-separated row counts), on PostgreSQL")
+	flag.BoolVar(&c.skipLedger, "skip-ledger", false, "leave out the ledger's metadata cleanup")
+	flag.BoolVar(&c.skipSQLite, "skip-sqlite", false, "leave out SQLite")
 	flag.StringVar(&c.profile, "cpuprofile", "", "write a CPU profile of the whole run here")
 	flag.Parse()
+	if *heapRows != "" {
+		rows, err := parseRows(*heapRows)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "drain:", err)
+			os.Exit(2)
+		}
+		c.heapRows = rows
+	}
 	if c.profile != "" {
 		f, err := os.Create(c.profile)
 		if err == nil && pprof.StartCPUProfile(f) == nil {
@@ -86,6 +100,12 @@ func run(ctx context.Context, c config) error {
 	command := "go run ./bench/drain " + strings.Join(args, " ")
 	fmt.Fprintf(&report, "## Draining a backlog\n\nProduced by `%s` on %s: %d rows, 90%% expired, median of %d runs (min-max).\n\n",
 		strings.TrimSpace(command), time.Now().UTC().Format("2006-01-02"), c.rows, c.reps)
+	if len(c.heapRows) > 0 {
+		if err := heapReport(ctx, c, &report); err != nil {
+			return err
+		}
+		return writeReport(c, report.String())
+	}
 	if c.ledgerOnly {
 		if err := ledgerReport(ctx, c, &report); err != nil {
 			return err
@@ -97,10 +117,15 @@ func run(ctx context.Context, c config) error {
 			fmt.Fprintf(&report, "PostgreSQL part not run: %v\n\n", err)
 			fmt.Fprintln(os.Stderr, "drain: postgres:", err)
 		}
-		if err := ledgerReport(ctx, c, &report); err != nil {
-			fmt.Fprintf(&report, "Ledger cleanup part not run: %v\n\n", err)
-			fmt.Fprintln(os.Stderr, "drain: ledger:", err)
+		if !c.skipLedger {
+			if err := ledgerReport(ctx, c, &report); err != nil {
+				fmt.Fprintf(&report, "Ledger cleanup part not run: %v\n\n", err)
+				fmt.Fprintln(os.Stderr, "drain: ledger:", err)
+			}
 		}
+	}
+	if c.skipSQLite {
+		return writeReport(c, report.String())
 	}
 	if err := sqliteReport(ctx, c, &report); err != nil {
 		return err
