@@ -37,7 +37,7 @@ func (s *tableSweep) conn(ctx context.Context) (bun.IDB, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := c.QueryRowContext(ctx, "SELECT pg_backend_pid()").Scan(&s.pid); err != nil {
+		if s.pid, err = s.t.pinSession(ctx, c); err != nil {
 			_ = c.Close()
 			return nil, err
 		}
@@ -66,7 +66,7 @@ func (s *tableSweep) Close() error {
 	if s.pg == nil {
 		return nil
 	}
-	err := s.pg.Close()
+	err := unpinSession(*s.pg)
 	s.pg = nil
 	return err
 }
@@ -129,9 +129,11 @@ func (s *tableSweep) PurgeBatch(ctx context.Context, batchSize int, olderThan ti
 }
 
 // singleStatement reports whether a batch can be one statement: no children to handle
-// first and no statement timeout to set, so no explicit transaction is needed.
+// first, so no explicit transaction is needed. A statement timeout does not need one:
+// PostgreSQL's is set on the sweep's connection (pinSession), SQLite's is the batch's
+// context.
 func (t *Table) singleStatement() bool {
-	return len(t.children) == 0 && t.spec.StatementTimeout == 0
+	return len(t.children) == 0
 }
 
 // advance moves the cursor to the greatest (timestamp, key) of the batch: its last row

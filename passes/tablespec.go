@@ -97,7 +97,22 @@ type TableSpec struct {
 	// StatementTimeout bounds each statement of a batch (PostgreSQL's statement_timeout;
 	// on SQLite the whole batch's context). Zero means no bound beyond the batch's.
 	StatementTimeout time.Duration
+	// SynchronousCommit is PostgreSQL's synchronous_commit for the sweep's connection;
+	// empty means DefaultSynchronousCommit ("off"). A sweep's commit then returns before
+	// its WAL reaches the disk. That is safe for a retention pass: a crash can lose only
+	// the last few hundred milliseconds of committed deletes, whose rows are still
+	// expired and are deleted again by the next sweep; nothing is ever lost that should
+	// be kept. Set "on" (or "remote_apply", ...) when something downstream must not see
+	// a delete that a crash could undo. SQLite ignores it (its DSN sets synchronous).
+	SynchronousCommit string
 }
+
+// DefaultSynchronousCommit is the synchronous_commit a sweep's connection uses when its
+// TableSpec names none: asynchronous commits, for the reason SynchronousCommit gives.
+const DefaultSynchronousCommit = "off"
+
+// synchronousCommitValues are the settings PostgreSQL accepts for synchronous_commit.
+var synchronousCommitValues = []string{"off", "local", "remote_write", "on", "remote_apply"}
 
 // Validate returns every problem with the spec at once, each naming the pass and the
 // field in configuration spelling (children[0].foreign_key, ...).
@@ -150,6 +165,9 @@ func (s TableSpec) Validate(name string) error {
 	case s.StatementTimeout > 0 && s.StatementTimeout < time.Millisecond:
 		// PostgreSQL counts whole milliseconds and reads 0 as "no timeout".
 		add("statement_timeout", "must be 0 (no timeout) or at least 1ms, got %v", s.StatementTimeout)
+	}
+	if s.SynchronousCommit != "" && !slices.Contains(synchronousCommitValues, s.SynchronousCommit) {
+		add("synchronous_commit", "must be one of %s, got %s", strings.Join(synchronousCommitValues, ", "), quoteForMessage(s.SynchronousCommit))
 	}
 	validateChildren(s.Children, "children", len(s.keyColumns()), true, add, identifier)
 	if len(fields) == 0 {

@@ -58,6 +58,7 @@ type PassConfig struct {
 	MaxBatchesPerSweep *int          `yaml:"max_batches_per_sweep"`
 	BatchTimeout       *Duration     `yaml:"batch_timeout"`
 	StatementTimeout   *Duration     `yaml:"statement_timeout"`
+	SynchronousCommit  string        `yaml:"synchronous_commit"`
 	Children           []ChildConfig `yaml:"children"`
 }
 
@@ -236,7 +237,7 @@ func (p PassConfig) Build() (passes.Options, passes.TableSpec, error) {
 	set(p.MaxStartupStagger, &o.MaxStartupStagger)
 	set(p.BatchTimeout, &o.BatchTimeout)
 	spec := passes.TableSpec{Table: p.Table, Timestamp: p.Timestamp, TimestampFormat: passes.TimestampFormat(p.TimestampFormat),
-		TimestampZone: p.TimestampZone, Where: p.Where, Children: children(p.Children)}
+		TimestampZone: p.TimestampZone, Where: p.Where, Children: children(p.Children), SynchronousCommit: p.SynchronousCommit}
 	spec.Key, spec.KeyColumns = p.Key.split()
 	if p.Filter != nil {
 		spec.Filter = &passes.Filter{Column: p.Filter.Column, In: p.Filter.In}

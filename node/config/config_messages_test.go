@@ -36,6 +36,8 @@ func TestMessagesNamePassFieldAndLine(t *testing.T) {
 	}{
 		{"statement timeout under 1ms", passHead + "    statement_timeout: 500us\n",
 			[]string{`line 9: pass "a": statement_timeout must be 0 (no timeout) or at least 1ms, got 500µs`}},
+		{"synchronous_commit unknown", passHead + "    synchronous_commit: sometimes\n",
+			[]string{"line 9: pass \"a\": synchronous_commit must be one of off, local, remote_write, on, remote_apply, got `sometimes`"}},
 		{"fractional batch size", passHead + "    batch_size: 1.5\n", []string{`line 9: pass "a": batch_size: want a whole number, got "1.5"`}},
 		{"fraction under one", passHead + "    batch_size: 0.5\n", []string{`line 9: pass "a": batch_size: want a whole number, got "0.5"`}},
 		{"fractional max batches", passHead + "    max_batches_per_sweep: 2.25\n", []string{`line 9: pass "a": max_batches_per_sweep: want a whole number, got "2.25"`}},
