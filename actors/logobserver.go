@@ -73,6 +73,9 @@ func (o *LogObserver) Observe(e Event) error {
 		} else {
 			l.WithField("reason", e.Reason).Info("pass stopped")
 		}
+	case SettingsApplied:
+		l.WithFields(logrus.Fields{"batch_size": e.BatchSize, "batch_delay": e.BatchDelay, "sweep_interval": e.SweepInterval,
+			"pacing": e.Pacing, "paused": e.Paused}).Info("settings applied")
 	case RowSkipped:
 		l.WithFields(logrus.Fields{"sweep": e.Sweep, "key": fmt.Sprint(e.Key)}).WithError(e.Err).Warn("row skipped")
 	default:

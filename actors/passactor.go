@@ -23,6 +23,8 @@ type deps struct {
 	gate      *actor.PID
 	pools     map[string]*actor.PID
 	batchBase context.Context // cancelled when a stop's grace period runs out
+	// pacingChanged is Config.PacingChanged.
+	pacingChanged func(pass, pacing string)
 }
 
 func (d *deps) publish(e Event) { d.system.Root.Send(d.hub, e) }
@@ -59,13 +61,16 @@ type passActor struct {
 	yield    bool        // someone waits for the places a.req holds: give them back
 	draining bool
 	drained  []chan<- struct{}
+	// Paused (see Override.Paused): held is a sweep stopped between two batches,
+	// heldSweep a sweep that came due, heldTrigger whether a trigger asked for it.
+	held, heldSweep, heldTrigger bool
 }
 
 func newPassProps(c *passCell, d *deps) *actor.Props {
 	return actor.PropsFromProducer(func() actor.Actor { return &passActor{cell: c, d: d} })
 }
 
-func (a *passActor) opts() passes.Options { return a.cell.reg.Options }
+func (a *passActor) opts() passes.Options { return a.cell.options() }
 func (a *passActor) name() string         { return a.cell.reg.Name }
 
 func (a *passActor) Receive(ctx actor.Context) {
@@ -91,6 +96,8 @@ func (a *passActor) Receive(ctx actor.Context) {
 		a.onTrigger(ctx, m)
 	case *drainPass:
 		a.onDrain(ctx, m)
+	case *setOverride:
+		a.onOverride(ctx, m)
 	case *ping:
 		ctx.Respond(&pong{})
 	}
@@ -149,6 +156,11 @@ func (a *passActor) onTick(ctx actor.Context, m *tick) {
 	case tickSweep:
 		a.startSweep(ctx, false)
 	case tickBatch:
+		if a.cell.paused() {
+			a.held = true
+			a.cell.update(func(s *PassStatus) { s.State = StatePaused })
+			return
+		}
 		a.requestAdmission(ctx)
 	}
 }

@@ -22,6 +22,7 @@ var errBatchTimedOut = errors.New("batch timed out")
 type batchResult struct {
 	inc, req uint64
 	pass     passes.Pass
+	size     int // the batch size it ran with (an override may change it for the next)
 	rows     int
 	skipped  int
 	more     bool // the pass said more is waiting despite a short batch
@@ -35,7 +36,7 @@ func (a *passActor) runBatch(ctx actor.Context) {
 	sw, reg := a.sweep, a.cell.reg
 	bctx, cancel := context.WithCancelCause(a.d.batchBase)
 	var timeout clock.Timer
-	if t := reg.Options.BatchTimeout; t > 0 {
+	if t := a.opts().BatchTimeout; t > 0 {
 		timeout = a.d.clock.AfterFunc(t, func() { cancel(errBatchTimedOut) })
 	}
 	a.inflight = cancel
@@ -44,8 +45,9 @@ func (a *passActor) runBatch(ctx actor.Context) {
 		d.publish(RowSkipped{Name: name, Sweep: sweepID, Key: key, Err: err})
 	}}
 	bctx = passes.WithBatchReporter(bctx, report)
-	res := &batchResult{inc: a.inc, req: a.req}
-	self, pass, cutoff, size, start := ctx.Self(), sw.pass, sw.cutoff, reg.Options.BatchSize, d.clock.Now()
+	size := a.opts().BatchSize
+	res := &batchResult{inc: a.inc, req: a.req, size: size}
+	self, pass, cutoff, start := ctx.Self(), sw.pass, sw.cutoff, d.clock.Now()
 	a.startWorker()
 	a.worker <- func() {
 		res.pass, res.rows, res.err = purge(bctx, pass, reg.New, size, cutoff)

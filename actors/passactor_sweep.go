@@ -44,6 +44,10 @@ func (a *passActor) startSweep(ctx actor.Context, trigger bool) {
 		return
 	}
 	a.stopTimer()
+	if a.cell.paused() {
+		a.holdSweep(trigger)
+		return
+	}
 	now := a.d.clock.Now()
 	sw := &sweepRun{cutoff: now.Add(-*a.opts().RetentionPeriod), started: now, trigger: trigger}
 	a.cell.update(func(s *PassStatus) {
@@ -70,7 +74,7 @@ func (a *passActor) onBatchResult(ctx actor.Context, m *batchResult) {
 		sw.pass = m.pass
 	}
 	sw.skipped += m.skipped
-	full := m.rows+m.skipped == opts.BatchSize || m.more
+	full := m.rows+m.skipped == m.size || m.more
 	if m.more && m.rows == 0 && m.skipped == 0 {
 		sw.idle++
 	} else {
@@ -90,9 +94,9 @@ func (a *passActor) onBatchResult(ctx actor.Context, m *batchResult) {
 		return
 	case m.err != nil:
 		a.fail(ctx, m.err)
-	case m.rows < 0 || m.rows+m.skipped > opts.BatchSize:
+	case m.rows < 0 || m.rows+m.skipped > m.size:
 		a.fail(ctx, core.NewBusinessRuleError(fmt.Sprintf(
-			"pass %q: PurgeBatch returned %d rows (and skipped %d) for a batch of %d", a.name(), m.rows, m.skipped, opts.BatchSize)))
+			"pass %q: PurgeBatch returned %d rows (and skipped %d) for a batch of %d", a.name(), m.rows, m.skipped, m.size)))
 	}
 	sw.batches++
 	sw.rows += m.rows
@@ -107,6 +111,9 @@ func (a *passActor) onBatchResult(ctx actor.Context, m *batchResult) {
 		a.endSweep(ctx, BatchLimit)
 	case a.draining:
 		a.endSweep(ctx, Stopped)
+	case a.cell.paused():
+		a.held = true
+		a.cell.update(func(s *PassStatus) { s.State = StatePaused })
 	case opts.BatchDelay > 0:
 		a.schedule(ctx, opts.BatchDelay, tickBatch)
 	case hold:
@@ -120,9 +127,9 @@ func (a *passActor) onBatchResult(ctx actor.Context, m *batchResult) {
 // waits for the gate or the slot, so the batch may keep both instead of asking again.
 func (a *passActor) keepsAdmission(m *batchResult, full bool) bool {
 	sw, opts := a.sweep, a.opts()
-	sane := m.rows >= 0 && m.rows+m.skipped <= opts.BatchSize
+	sane := m.rows >= 0 && m.rows+m.skipped <= m.size
 	goesOn := full && sw.idle < ContendedAfter && sw.batches+1 < opts.MaxBatchesPerSweep
-	return m.err == nil && sane && goesOn && !a.draining && opts.BatchDelay == 0 && !a.yield
+	return m.err == nil && sane && goesOn && !a.draining && opts.BatchDelay == 0 && !a.yield && !a.cell.paused()
 }
 
 // fail ends the sweep and hands the error to supervision by panicking with it.

@@ -26,6 +26,9 @@ const (
 	StateDisabled PassState = "disabled"
 	// StateStopped: the pass actor stopped (see PassStatus.Degraded).
 	StateStopped PassState = "stopped"
+	// StatePaused: an operator paused the pass and nothing of it runs; a sweep it held
+	// continues on resume.
+	StatePaused PassState = "paused"
 )
 
 // PassStatus is a snapshot of one pass.
@@ -56,6 +59,16 @@ type PassStatus struct {
 	LastError           string
 	// NextSweep is when the next scheduled sweep starts; zero while sweeping or stopped.
 	NextSweep time.Time
+
+	// The pace in force: the registration's, or an operator's override (Override).
+	BatchSize     int
+	BatchDelay    time.Duration
+	SweepInterval time.Duration
+	// PacingOverride is the pace controller an operator set; empty: the registration's.
+	PacingOverride string
+	// Paused is true while an operator holds the pass (see StatePaused: a batch in
+	// flight when the pause came still finishes).
+	Paused bool
 }
 
 // SlotStatus is the admission pool of one database.
@@ -91,11 +104,16 @@ type passCell struct {
 	backoff *time.Duration // set by supervision for the next incarnation to wait
 	gaveUp  error          // set when supervision stops the pass for good
 	gone    chan struct{}  // closed when the pass actor stops for good
+	// override is the operator's; effective is the registration's options with it applied
+	// (nil: none set yet).
+	override  Override
+	effective *passes.Options
 }
 
 func newPassCell(reg passes.Registration) *passCell {
 	c := &passCell{reg: reg, offset: passes.StaggerOffset(reg.Name, reg.Options.MaxStartupStagger), gone: make(chan struct{})}
-	c.status = PassStatus{Name: reg.Name, Target: reg.TargetKey(), Database: reg.DatabaseName(), State: StateWaiting}
+	c.status = PassStatus{Name: reg.Name, Target: reg.TargetKey(), Database: reg.DatabaseName(), State: StateWaiting,
+		BatchSize: reg.Options.BatchSize, BatchDelay: reg.Options.BatchDelay, SweepInterval: reg.Options.SweepInterval}
 	if !reg.Options.Enabled() {
 		c.status.State = StateDisabled
 	}
