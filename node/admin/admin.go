@@ -60,6 +60,9 @@ func New(cfg Config) *Handler {
 	}
 	h.mux.HandleFunc("POST /trigger/{name}", h.authorized(h.trigger))
 	h.mux.HandleFunc("POST /settings/{key}", h.authorized(h.setting))
+	h.mux.HandleFunc("DELETE /settings/{key}", h.authorized(h.unsetSetting))
+	h.mux.HandleFunc("POST /passes/{name}/pause", h.authorized(h.pause))
+	h.mux.HandleFunc("POST /passes/{name}/resume", h.authorized(h.resume))
 	return h
 }
 

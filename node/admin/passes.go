@@ -38,6 +38,12 @@ type passBody struct {
 	Restarts            int        `json:"restarts"`
 	LastError           string     `json:"last_error,omitempty"`
 	NextSweep           *time.Time `json:"next_sweep,omitempty"`
+	// The pace in force (the file's, or an operator's live setting) and the pause.
+	BatchSize      int    `json:"batch_size"`
+	BatchDelay     string `json:"batch_delay"`
+	SweepInterval  string `json:"sweep_interval"`
+	PacingOverride string `json:"pacing_override,omitempty"`
+	Paused         bool   `json:"paused"`
 }
 
 type slotsBody struct {
@@ -64,6 +70,8 @@ func passesOf(st actors.Status) passesBody {
 			TotalRows: p.TotalRows, TotalSkipped: p.TotalSkipped, Failures: p.Failures,
 			ConsecutiveFailures: p.ConsecutiveFailures, Restarts: p.Restarts, LastError: p.LastError,
 			NextSweep: when(p.NextSweep),
+			BatchSize: p.BatchSize, BatchDelay: p.BatchDelay.String(), SweepInterval: p.SweepInterval.String(),
+			PacingOverride: p.PacingOverride, Paused: p.Paused,
 		})
 	}
 	for db, s := range st.Slots {
