@@ -90,6 +90,18 @@ type SweepDone struct {
 	At          time.Time // when it ended, on the runtime's clock
 }
 
+// SweepCloseFailed says closing a sweep's pass failed (passes.Closer): what it does at
+// a sweep's end, such as a table pass's hygiene or giving its connection back. The sweep
+// itself is over and counted; the pass sweeps again on its cadence.
+type SweepCloseFailed struct {
+	Name  string
+	Sweep int64
+	Err   error
+}
+
+// PassName names the pass.
+func (e SweepCloseFailed) PassName() string { return e.Name }
+
 // PassFailed says a sweep failed with Err; supervision decides what follows.
 type PassFailed struct {
 	Name  string

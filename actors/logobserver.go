@@ -73,6 +73,8 @@ func (o *LogObserver) Observe(e Event) error {
 		} else {
 			l.WithField("reason", e.Reason).Info("pass stopped")
 		}
+	case SweepCloseFailed:
+		l.WithField("sweep", e.Sweep).WithError(e.Err).Warn("sweep close failed")
 	case SettingsApplied:
 		l.WithFields(logrus.Fields{"batch_size": e.BatchSize, "batch_delay": e.BatchDelay, "sweep_interval": e.SweepInterval,
 			"pacing": e.Pacing, "paused": e.Paused}).Info("settings applied")

@@ -175,7 +175,7 @@ func (a *passActor) cleanup(ctx actor.Context) {
 	}
 	a.releaseAdmission(ctx)
 	if a.sweep != nil {
-		closePass(a.sweep.pass)
+		a.closePass(a.sweep)
 		a.sweep = nil
 	}
 	if a.worker != nil {

@@ -65,12 +65,12 @@ func (a *passActor) runBatch(ctx actor.Context) {
 // startWorker starts the goroutine that runs this incarnation's batches. Reusing one
 // goroutine keeps the stack a batch grew (a database driver's call chain is deep) instead
 // of growing a fresh one for every batch; the channel never blocks, since one batch at a
-// time is in flight.
+// time is in flight, and at most the close of the sweep before it is queued ahead.
 func (a *passActor) startWorker() {
 	if a.worker != nil {
 		return
 	}
-	a.worker = make(chan func(), 1)
+	a.worker = make(chan func(), 2) // a batch and the previous sweep's close
 	go func(jobs <-chan func()) {
 		for job := range jobs {
 			job()

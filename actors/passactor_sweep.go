@@ -148,7 +148,7 @@ func (a *passActor) fail(ctx actor.Context, err error) {
 func (a *passActor) endSweep(ctx actor.Context, reason StopReason) {
 	sw := a.sweep
 	a.sweep = nil
-	closePass(sw.pass)
+	a.closePass(sw)
 	now := a.d.clock.Now()
 	good := reason.Succeeded()
 	a.d.publish(SweepDone{Name: a.name(), Sweep: sw.id, Cutoff: sw.cutoff, Rows: sw.rows, Skipped: sw.skipped,
@@ -179,8 +179,19 @@ func (a *passActor) endSweep(ctx actor.Context, reason StopReason) {
 	}
 }
 
-func closePass(p passes.Pass) {
-	if c, ok := p.(passes.Closer); ok {
-		_ = c.Close()
+// closePass closes the sweep's pass on the batch goroutine, after its last batch and
+// before the next sweep's first: a table pass's Close may run its hygiene (ANALYZE,
+// VACUUM) there, which must not hold up the actor's mailbox. A failure is an event.
+func (a *passActor) closePass(sw *sweepRun) {
+	c, ok := sw.pass.(passes.Closer)
+	if !ok {
+		return
+	}
+	name, id, d := a.name(), sw.id, a.d
+	a.startWorker()
+	a.worker <- func() {
+		if err := c.Close(); err != nil {
+			d.publish(SweepCloseFailed{Name: name, Sweep: id, Err: err})
+		}
 	}
 }

@@ -35,12 +35,17 @@ func (t *Table) pinSession(ctx context.Context, c bun.Conn) (pid int, err error)
 	return pid, nil
 }
 
-// unpinSession resets what pinSession set and gives c back to the pool; a connection
-// whose reset fails is closed instead, so no other user inherits a sweep's settings.
-func unpinSession(c bun.Conn) error {
+// resetSession puts back what pinSession set.
+func resetSession(c bun.Conn) error {
 	_, err := c.ExecContext(context.Background(),
 		"SELECT set_config(name, reset_val, false) FROM pg_settings WHERE name IN ('synchronous_commit', 'statement_timeout')")
-	if err != nil {
+	return err
+}
+
+// unpinSession resets the session and gives c back to the pool; a connection whose
+// reset fails is closed instead, so no other user inherits a sweep's settings.
+func unpinSession(c bun.Conn) error {
+	if err := resetSession(c); err != nil {
 		_ = c.Raw(func(any) error { return driver.ErrBadConn })
 	}
 	return c.Close()

@@ -3,6 +3,7 @@ package passes
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
@@ -23,6 +24,11 @@ type tableSweep struct {
 	due            map[string]bool // quarantined keys (KeyText) due for another try
 	pg             *bun.Conn       // PostgreSQL: one connection for the sweep
 	pid            int             // its backend, to cancel a statement with
+	// For the hygiene after a big sweep (table_hygiene.go): rows deleted so far, and the
+	// table's size estimate when the sweep began (PostgreSQL).
+	deleted    int
+	sizeBefore float64
+	sizeRead   bool
 }
 
 // conn returns what the batch runs on. On PostgreSQL that is one connection held for the
@@ -61,12 +67,16 @@ func (s *tableSweep) cancelOnDone(ctx context.Context) func() bool {
 	})
 }
 
-// Close gives the sweep's connection back.
+// Close runs the hygiene of a big sweep and gives the sweep's connection back.
 func (s *tableSweep) Close() error {
 	if s.pg == nil {
-		return nil
+		return s.afterSweep(nil)
 	}
-	err := unpinSession(*s.pg)
+	err := resetSession(*s.pg)
+	if err == nil {
+		err = s.afterSweep(s.pg)
+	}
+	err = errors.Join(err, unpinSession(*s.pg))
 	s.pg = nil
 	return err
 }
@@ -79,6 +89,12 @@ type candidate struct {
 
 // PurgeBatch deletes the next batch; see Table.
 func (s *tableSweep) PurgeBatch(ctx context.Context, batchSize int, olderThan time.Time) (int, error) {
+	n, err := s.purgeBatch(ctx, batchSize, olderThan)
+	s.deleted += n
+	return n, err
+}
+
+func (s *tableSweep) purgeBatch(ctx context.Context, batchSize int, olderThan time.Time) (int, error) {
 	t := s.t
 	if t.spec.StatementTimeout > 0 && !t.postgres {
 		var cancel context.CancelFunc
@@ -91,6 +107,9 @@ func (s *tableSweep) PurgeBatch(ctx context.Context, batchSize int, olderThan ti
 	}
 	if s.layout == nil {
 		if s.layout, err = t.readLayout(ctx, db); err != nil {
+			return 0, fmt.Errorf("pass %q: %w", t.name, err)
+		}
+		if err := s.readTableSize(ctx, db); err != nil {
 			return 0, fmt.Errorf("pass %q: %w", t.name, err)
 		}
 	}

@@ -105,6 +105,17 @@ type TableSpec struct {
 	// be kept. Set "on" (or "remote_apply", ...) when something downstream must not see
 	// a delete that a crash could undo. SQLite ignores it (its DSN sets synchronous).
 	SynchronousCommit string
+	// AnalyzeAfterShare is the share of the table's rows a sweep must delete for the
+	// table to be analyzed when it ends (see table_hygiene.go); zero means
+	// DefaultAnalyzeAfterShare (0.1), a negative value never.
+	AnalyzeAfterShare float64
+	// VacuumAfter also vacuums the table after such a sweep: plain VACUUM on
+	// PostgreSQL, PRAGMA incremental_vacuum on a SQLite database with
+	// auto_vacuum = incremental.
+	VacuumAfter bool
+	// VacuumTimeout bounds that hygiene (ANALYZE and VACUUM, as PostgreSQL's
+	// statement_timeout); zero means DefaultVacuumTimeout.
+	VacuumTimeout time.Duration
 }
 
 // DefaultSynchronousCommit is the synchronous_commit a sweep's connection uses when its
@@ -168,6 +179,12 @@ func (s TableSpec) Validate(name string) error {
 	}
 	if s.SynchronousCommit != "" && !slices.Contains(synchronousCommitValues, s.SynchronousCommit) {
 		add("synchronous_commit", "must be one of %s, got %s", strings.Join(synchronousCommitValues, ", "), quoteForMessage(s.SynchronousCommit))
+	}
+	if s.AnalyzeAfterShare > 1 {
+		add("analyze_after_share", "must be at most 1 (a share of the table's rows), got %v", s.AnalyzeAfterShare)
+	}
+	if s.VacuumTimeout < 0 {
+		add("vacuum_timeout", "must not be negative, got %v", s.VacuumTimeout)
 	}
 	validateChildren(s.Children, "children", len(s.keyColumns()), true, add, identifier)
 	if len(fields) == 0 {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"os"
 	"runtime"
 	"runtime/metrics"
@@ -88,7 +89,8 @@ func heapTable(ctx context.Context, admin *bun.DB, c config, n int) (*bun.DB, ti
 	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
 		return nil, time.Time{}, err
 	}
-	db, err := passes.Open(ctx, passes.DriverPostgres, withDatabase(c.adminDSN, name))
+	// Building ten million rows takes longer than the driver's default 10s read timeout.
+	db, err := passes.Open(ctx, passes.DriverPostgres, withQuery(withDatabase(c.adminDSN, name), "read_timeout", "30m"))
 	if err != nil {
 		return nil, time.Time{}, err
 	}
@@ -150,4 +152,16 @@ func parseRows(s string) ([]int, error) {
 		out = append(out, n)
 	}
 	return out, nil
+}
+
+// withQuery sets one query parameter of a URL DSN.
+func withQuery(dsn, key, value string) string {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return dsn
+	}
+	q := u.Query()
+	q.Set(key, value)
+	u.RawQuery = q.Encode()
+	return u.String()
 }

@@ -13,6 +13,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"net/url"
 	"os"
 	"os/signal"
 	"runtime/pprof"
@@ -54,6 +55,11 @@ func main() {
 	flag.BoolVar(&c.skipSQLite, "skip-sqlite", false, "leave out SQLite")
 	flag.StringVar(&c.profile, "cpuprofile", "", "write a CPU profile of the whole run here")
 	flag.Parse()
+	// The driver's default read timeout (10s) is shorter than a template build or a
+	// CHECKPOINT on a busy machine.
+	if u, err := url.Parse(c.adminDSN); err == nil && u.Query().Get("read_timeout") == "" {
+		c.adminDSN = withQuery(c.adminDSN, "read_timeout", "30m")
+	}
 	if *heapRows != "" {
 		rows, err := parseRows(*heapRows)
 		if err != nil {

@@ -53,7 +53,7 @@ func settingsUnsetCommand(o *options) *cobra.Command {
 		Example: "  retention settings unset --config retention.yaml pass.audit-log.batch_size",
 		Args:    exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-					return o.withLedger(cmd.Context(), "settings", func(n *node) error {
+			return o.withLedger(cmd.Context(), "settings", func(n *node) error {
 				key := args[0]
 				if key != ledger.SettingCleanupRetention {
 					k, err := live.ParseKey(key, n.passNames(), false)
@@ -133,8 +133,10 @@ func (n *node) printLive(ctx context.Context, w io.Writer) error {
 		return err
 	}
 	overrides, problems := live.Overrides(stored, n.passNames())
+	fmt.Fprintf(w, "LIVE SETTINGS (from the ledger; running nodes apply them within %v)\n", live.DefaultPollInterval)
 	tw := tabwriter.NewWriter(w, 0, 2, 2, ' ', 0)
-	fmt.Fprintln(tw, "PASS\tPAUSED\tBATCH SIZE\tBATCH DELAY\tSWEEP INTERVAL\tPACING")
+	// Indented, so a script looking for the pass table's line of a pass finds that one.
+	fmt.Fprintln(tw, "  PASS\tPAUSED\tBATCH SIZE\tBATCH DELAY\tSWEEP INTERVAL\tPACING")
 	for _, r := range n.regs {
 		ov := overrides[r.Name]
 		size, delay, interval, pacing := strconv.Itoa(r.Options.BatchSize), r.Options.BatchDelay.String(), r.Options.SweepInterval.String(), "file"
@@ -150,7 +152,7 @@ func (n *node) printLive(ctx context.Context, w io.Writer) error {
 		if ov.Pacing != "" {
 			pacing = ov.Pacing + " (live)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, map[bool]string{true: "yes", false: "no"}[ov.Paused], size, delay, interval, pacing)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\n", r.Name, map[bool]string{true: "yes", false: "no"}[ov.Paused], size, delay, interval, pacing)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

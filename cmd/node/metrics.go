@@ -31,5 +31,8 @@ func (n *node) registry(rt *actors.Runtime, m *metrics.Observer) (*prometheus.Re
 	if err := reg.Register(metrics.NewBacklogCollector(tables, quarantine)); err != nil {
 		return nil, err
 	}
+	if err := reg.Register(metrics.NewVacuumCollector(tables)); err != nil {
+		return nil, err
+	}
 	return reg, nil
 }

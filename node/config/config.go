@@ -6,6 +6,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/retentionkit/retention/core"
 	"github.com/retentionkit/retention/passes"
 	"github.com/retentionkit/retention/passes/ledger"
 )
@@ -59,6 +60,9 @@ type PassConfig struct {
 	BatchTimeout       *Duration     `yaml:"batch_timeout"`
 	StatementTimeout   *Duration     `yaml:"statement_timeout"`
 	SynchronousCommit  string        `yaml:"synchronous_commit"`
+	AnalyzeAfterShare  *float64      `yaml:"analyze_after_share"`
+	VacuumAfter        *bool         `yaml:"vacuum_after"`
+	VacuumTimeout      *Duration     `yaml:"vacuum_timeout"`
 	Children           []ChildConfig `yaml:"children"`
 }
 
@@ -243,7 +247,21 @@ func (p PassConfig) Build() (passes.Options, passes.TableSpec, error) {
 		spec.Filter = &passes.Filter{Column: p.Filter.Column, In: p.Filter.In}
 	}
 	set(p.StatementTimeout, &spec.StatementTimeout)
-	return o, spec, errors.Join(o.Validate(p.Name), spec.Validate(p.Name))
+	set(p.VacuumTimeout, &spec.VacuumTimeout)
+	spec.VacuumAfter = boolOr(p.VacuumAfter, false)
+	var shareErr error
+	if a := p.AnalyzeAfterShare; a != nil {
+		switch {
+		case *a < 0:
+			msg := fmt.Sprintf("pass %q: analyze_after_share must be between 0 (never) and 1, got %v", p.Name, *a)
+			shareErr = core.NewValidationErrorMessage(msg, map[string][]string{"analyze_after_share": {msg}})
+		case *a == 0:
+			spec.AnalyzeAfterShare = -1 // the file's 0 is never; the spec's zero is the default
+		default:
+			spec.AnalyzeAfterShare = *a
+		}
+	}
+	return o, spec, errors.Join(o.Validate(p.Name), spec.Validate(p.Name), shareErr)
 }
 
 func children(cs []ChildConfig) []passes.ChildSpec {

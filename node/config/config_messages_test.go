@@ -36,6 +36,12 @@ func TestMessagesNamePassFieldAndLine(t *testing.T) {
 	}{
 		{"statement timeout under 1ms", passHead + "    statement_timeout: 500us\n",
 			[]string{`line 9: pass "a": statement_timeout must be 0 (no timeout) or at least 1ms, got 500µs`}},
+		{"analyze_after_share negative", passHead + "    analyze_after_share: -0.5\n",
+			[]string{`line 9: pass "a": analyze_after_share must be between 0 (never) and 1, got -0.5`}},
+		{"analyze_after_share over 1", passHead + "    analyze_after_share: 2\n",
+			[]string{`line 9: pass "a": analyze_after_share must be at most 1 (a share of the table's rows), got 2`}},
+		{"vacuum_timeout negative", passHead + "    vacuum_timeout: -1s\n",
+			[]string{`line 9: pass "a": vacuum_timeout must not be negative, got -1s`}},
 		{"synchronous_commit unknown", passHead + "    synchronous_commit: sometimes\n",
 			[]string{"line 9: pass \"a\": synchronous_commit must be one of off, local, remote_write, on, remote_apply, got `sometimes`"}},
 		{"fractional batch size", passHead + "    batch_size: 1.5\n", []string{`line 9: pass "a": batch_size: want a whole number, got "1.5"`}},
