@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -23,7 +24,11 @@ type tableSweep struct {
 	due            map[string]bool // quarantined keys (KeyText) due for another try
 	pg             *bun.Conn       // PostgreSQL: one connection for the sweep
 	pid            int             // its backend, to cancel a statement with
+	backend        atomic.Int64    // pid, for the pacing signals' goroutine
 }
+
+// BackendPID returns the sweep connection's backend, 0 before the first batch.
+func (s *tableSweep) BackendPID() int { return int(s.backend.Load()) }
 
 // conn returns what the batch runs on. On PostgreSQL that is one connection held for the
 // sweep, whose backend pid is known, because pgdriver does not interrupt a running
@@ -42,6 +47,7 @@ func (s *tableSweep) conn(ctx context.Context) (bun.IDB, error) {
 			return nil, err
 		}
 		s.pg = &c
+		s.backend.Store(int64(s.pid))
 	}
 	return *s.pg, nil
 }
