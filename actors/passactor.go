@@ -59,6 +59,7 @@ type passActor struct {
 	yield    bool        // someone waits for the places a.req holds: give them back
 	draining bool
 	drained  []chan<- struct{}
+	pace     *pacer // an adaptive pass's controller; nil until its first adaptive sweep
 }
 
 func newPassProps(c *passCell, d *deps) *actor.Props {
@@ -91,6 +92,10 @@ func (a *passActor) Receive(ctx actor.Context) {
 		a.onTrigger(ctx, m)
 	case *drainPass:
 		a.onDrain(ctx, m)
+	case *paceTick:
+		a.onPaceTick(ctx, m)
+	case *paceSignals:
+		a.onPaceSignals(m)
 	case *ping:
 		ctx.Respond(&pong{})
 	}
@@ -170,6 +175,7 @@ func (a *passActor) cleanup(ctx actor.Context) {
 		close(a.worker) // a batch still running finishes; its result is dropped
 		a.worker = nil
 	}
+	a.closePacing()
 	a.finishDrain()
 }
 

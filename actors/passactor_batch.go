@@ -28,6 +28,8 @@ type batchResult struct {
 	err      error
 	timedOut bool
 	elapsed  time.Duration
+	size     int           // the batch size asked for
+	took     time.Duration // PurgeBatch's wall-clock time, for the pace
 }
 
 // runBatch runs one PurgeBatch off the mailbox and sends the result back.
@@ -44,11 +46,13 @@ func (a *passActor) runBatch(ctx actor.Context) {
 		d.publish(RowSkipped{Name: name, Sweep: sweepID, Key: key, Err: err})
 	}}
 	bctx = passes.WithBatchReporter(bctx, report)
-	res := &batchResult{inc: a.inc, req: a.req}
-	self, pass, cutoff, size, start := ctx.Self(), sw.pass, sw.cutoff, reg.Options.BatchSize, d.clock.Now()
+	res := &batchResult{inc: a.inc, req: a.req, size: sw.size}
+	self, pass, cutoff, size, start := ctx.Self(), sw.pass, sw.cutoff, sw.size, d.clock.Now()
 	a.startWorker()
 	a.worker <- func() {
+		wall := time.Now()
 		res.pass, res.rows, res.err = purge(bctx, pass, reg.New, size, cutoff)
+		res.took = time.Since(wall)
 		res.timedOut = res.err != nil && errors.Is(context.Cause(bctx), errBatchTimedOut)
 		res.skipped, res.more = int(report.skipped.Load()), report.more.Load()
 		res.elapsed = d.clock.Now().Sub(start)

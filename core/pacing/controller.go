@@ -229,8 +229,10 @@ func (c *Controller) State(now time.Time) State {
 		ReplicaLag: c.lag, Blocked: c.blocked, BackingOff: backing, Cuts: c.cuts, Last: c.last}
 }
 
+// startHold holds the sweep back for d, never longer than one pause may be, so the
+// batch that follows the pause never runs inside the hold.
 func (c *Controller) startHold(now time.Time, d time.Duration) {
-	c.holding, c.holdEnd, c.cur = true, now.Add(d), nil
+	c.holding, c.holdEnd, c.cur = true, now.Add(min(d, c.cfg.MaxDelay)), nil
 }
 
 // finishHold turns the hold's probes into the baseline, pooled with the last holds'.
