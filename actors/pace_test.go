@@ -238,8 +238,11 @@ func TestSetPacingSwitchesAtTheNextSweep(t *testing.T) {
 	}
 	defer rt.Stop(context.Background())
 	ev.waitFor(t, "the fixed sweep", time.Minute, func() bool { return len(ev.done) == 1 })
-	if ev.done[0].Pace != nil || ev.done[0].Rows != 1000 {
-		t.Fatalf("fixed sweep %+v, want 2 x 500 rows and no pace", ev.done[0])
+	ev.mu.Lock()
+	first := ev.done[0]
+	ev.mu.Unlock()
+	if first.Pace != nil || first.Rows != 1000 {
+		t.Fatalf("fixed sweep %+v, want 2 x 500 rows and no pace", first)
 	}
 	if err := rt.SetPacing("events", "fast"); err == nil {
 		t.Error("pacing fast accepted")
@@ -257,6 +260,8 @@ func TestSetPacingSwitchesAtTheNextSweep(t *testing.T) {
 		t.Fatal(err)
 	}
 	ev.waitFor(t, "the adaptive sweep", time.Minute, func() bool { return len(ev.done) == 2 })
+	ev.mu.Lock()
+	defer ev.mu.Unlock()
 	if d := ev.done[1]; d.Pace == nil || d.Reason != actors.BatchLimit || d.Rows < 1000 || !ev.has(pacing.ReasonBaseline) {
 		t.Fatalf("adaptive sweep %+v (pace %+v), want the 1000-row bound reached under adaptive pacing", d, d.Pace)
 	}

@@ -11,8 +11,8 @@ import (
 // live setting, say). It takes effect at the pass's next sweep: a sweep in progress
 // keeps the pace it started with, so a batch is never sized by two rules. An empty
 // mode drops the override and goes back to the pass's options. It fails with a
-// *core.NotFoundError for an unknown name and a *core.ValidationError for an unknown
-// mode.
+// *core.NotFoundError for a name the started runtime does not run (before Start, for
+// every name) and a *core.ValidationError for an unknown mode.
 func (r *Runtime) SetPacing(name string, mode passes.Pacing) error {
 	if mode != "" {
 		if _, err := passes.ParsePacing(string(mode)); err != nil {
