@@ -56,6 +56,12 @@ func (o *LogObserver) Observe(e Event) error {
 	case SweepDone:
 		l.WithFields(logrus.Fields{"sweep": e.Sweep, "rows": e.Rows, "skipped": e.Skipped, "batches": e.Batches,
 			"work_remains": e.WorkRemains, "reason": e.Reason, "duration": e.Duration}).Log(at(logrus.InfoLevel), "sweep done")
+		if e.Pace != nil {
+			l.WithField("sweep", e.Sweep).Info(PaceLine(*e.Pace))
+		}
+	case PaceChanged:
+		l.WithFields(logrus.Fields{"sweep": e.Sweep, "reason": e.Reason, "batch": e.Batch, "delay": e.Delay,
+			"rate": int(e.Rate)}).Info("pace changed: " + e.Detail)
 	case PassFailed:
 		l.WithField("sweep", e.Sweep).WithError(e.Err).Log(at(logrus.WarnLevel), "sweep failed")
 	case PassCancelled:

@@ -18,8 +18,7 @@ type Override struct {
 	BatchDelay    *time.Duration
 	SweepInterval *time.Duration
 	// Pacing names the pace controller ("fixed" or "adaptive"); empty keeps the
-	// registration's. The runtime records it and tells Config.PacingChanged, which
-	// switches the pass's controller.
+	// registration's. Like Runtime.SetPacing, it applies from the pass's next sweep.
 	Pacing string
 	// Paused holds the pass: the batch in flight finishes, then no batch and no sweep
 	// starts until it is cleared; the sweep in progress then continues where it was.
@@ -47,21 +46,13 @@ func (ov Override) Validate(pass string) error {
 	if err := o.Validate(pass); err != nil {
 		return err
 	}
-	switch ov.Pacing {
-	case "", PacingFixed, PacingAdaptive:
+	switch passes.Pacing(ov.Pacing) {
+	case "", passes.PacingFixed, passes.PacingAdaptive:
 		return nil
 	}
-	msg := fmt.Sprintf("pass %q: pacing must be %q or %q, got %q", pass, PacingFixed, PacingAdaptive, ov.Pacing)
+	msg := fmt.Sprintf("pass %q: pacing must be %q or %q, got %q", pass, passes.PacingFixed, passes.PacingAdaptive, ov.Pacing)
 	return core.NewValidationErrorMessage(msg, map[string][]string{"pacing": {msg}})
 }
-
-// The pace controllers a pass can run under.
-const (
-	// PacingFixed is the registration's BatchSize and BatchDelay, as they are.
-	PacingFixed = "fixed"
-	// PacingAdaptive sizes batches and pauses from the database's response.
-	PacingAdaptive = "adaptive"
-)
 
 // SettingsApplied says an operator's override reached a pass; the fields are the
 // values in force from the next batch (and, for SweepInterval, the next wait) on.
@@ -109,6 +100,7 @@ func (c *passCell) setOverride(ov Override) {
 	c.status.Paused = ov.Paused
 	c.status.BatchSize, c.status.BatchDelay, c.status.SweepInterval = opts.BatchSize, opts.BatchDelay, opts.SweepInterval
 	c.status.PacingOverride = ov.Pacing
+	c.pacing = passes.Pacing(ov.Pacing) // Runtime.SetPacing's switch: from the next sweep
 }
 
 // options returns the registration's options with the operator's override applied.
@@ -132,11 +124,11 @@ func (a *passActor) onOverride(ctx actor.Context, m *setOverride) {
 	opts := a.opts()
 	a.d.publish(SettingsApplied{Name: a.name(), BatchSize: opts.BatchSize, BatchDelay: opts.BatchDelay,
 		SweepInterval: opts.SweepInterval, Pacing: m.ov.Pacing, Paused: m.ov.Paused})
-	if a.d.pacingChanged != nil {
-		a.d.pacingChanged(a.name(), m.ov.Pacing)
-	}
 	if !opts.Enabled() || a.draining {
 		return
+	}
+	if a.sweep != nil && !a.sweep.adaptive {
+		a.sweep.size = opts.BatchSize // from the next batch; the controller sizes an adaptive one
 	}
 	if m.ov.Paused {
 		a.hold(ctx)
@@ -170,6 +162,10 @@ func (a *passActor) resume(ctx actor.Context) {
 	case a.sweep != nil && a.held:
 		a.held = false
 		a.cell.update(func(s *PassStatus) { s.State = StateSweeping })
+		if a.sweep.adaptive {
+			a.batchAfter(ctx, a.paceNext())
+			return
+		}
 		a.requestAdmission(ctx)
 	case a.sweep == nil && a.heldSweep:
 		a.heldSweep = false

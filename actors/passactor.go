@@ -23,8 +23,6 @@ type deps struct {
 	gate      *actor.PID
 	pools     map[string]*actor.PID
 	batchBase context.Context // cancelled when a stop's grace period runs out
-	// pacingChanged is Config.PacingChanged.
-	pacingChanged func(pass, pacing string)
 }
 
 func (d *deps) publish(e Event) { d.system.Root.Send(d.hub, e) }
@@ -64,6 +62,7 @@ type passActor struct {
 	// Paused (see Override.Paused): held is a sweep stopped between two batches,
 	// heldSweep a sweep that came due, heldTrigger whether a trigger asked for it.
 	held, heldSweep, heldTrigger bool
+	pace                         *pacer // an adaptive pass's controller; nil until its first adaptive sweep
 }
 
 func newPassProps(c *passCell, d *deps) *actor.Props {
@@ -98,6 +97,10 @@ func (a *passActor) Receive(ctx actor.Context) {
 		a.onDrain(ctx, m)
 	case *setOverride:
 		a.onOverride(ctx, m)
+	case *paceTick:
+		a.onPaceTick(ctx, m)
+	case *paceSignals:
+		a.onPaceSignals(m)
 	case *ping:
 		ctx.Respond(&pong{})
 	}
@@ -182,6 +185,7 @@ func (a *passActor) cleanup(ctx actor.Context) {
 		close(a.worker) // a batch still running finishes; its result is dropped
 		a.worker = nil
 	}
+	a.closePacing()
 	a.finishDrain()
 }
 

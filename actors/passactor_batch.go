@@ -22,13 +22,14 @@ var errBatchTimedOut = errors.New("batch timed out")
 type batchResult struct {
 	inc, req uint64
 	pass     passes.Pass
-	size     int // the batch size it ran with (an override may change it for the next)
 	rows     int
 	skipped  int
 	more     bool // the pass said more is waiting despite a short batch
 	err      error
 	timedOut bool
 	elapsed  time.Duration
+	size     int           // the batch size asked for (an override may change the next one's)
+	took     time.Duration // PurgeBatch's wall-clock time, for the pace
 }
 
 // runBatch runs one PurgeBatch off the mailbox and sends the result back.
@@ -45,12 +46,13 @@ func (a *passActor) runBatch(ctx actor.Context) {
 		d.publish(RowSkipped{Name: name, Sweep: sweepID, Key: key, Err: err})
 	}}
 	bctx = passes.WithBatchReporter(bctx, report)
-	size := a.opts().BatchSize
-	res := &batchResult{inc: a.inc, req: a.req, size: size}
-	self, pass, cutoff, start := ctx.Self(), sw.pass, sw.cutoff, d.clock.Now()
+	res := &batchResult{inc: a.inc, req: a.req, size: sw.size}
+	self, pass, cutoff, size, start := ctx.Self(), sw.pass, sw.cutoff, sw.size, d.clock.Now()
 	a.startWorker()
 	a.worker <- func() {
+		wall := time.Now()
 		res.pass, res.rows, res.err = purge(bctx, pass, reg.New, size, cutoff)
+		res.took = time.Since(wall)
 		res.timedOut = res.err != nil && errors.Is(context.Cause(bctx), errBatchTimedOut)
 		res.skipped, res.more = int(report.skipped.Load()), report.more.Load()
 		res.elapsed = d.clock.Now().Sub(start)

@@ -24,6 +24,9 @@ type sweepRun struct {
 	rows    int
 	skipped int
 	idle    int // batches in a row that reported more waiting yet took nothing
+	// adaptive is fixed when the sweep starts: a pacing switch waits for the next.
+	adaptive bool
+	size     int // the next (or running) batch's size
 }
 
 func (a *passActor) onTrigger(ctx actor.Context, m *triggerSweep) {
@@ -61,7 +64,37 @@ func (a *passActor) startSweep(ctx actor.Context, trigger bool) {
 	runs := a.runs
 	a.runs = nil
 	a.d.publish(SweepStarted{Name: a.name(), Sweep: sw.id, Cutoff: sw.cutoff, Trigger: trigger, At: now, Runs: runs})
+	if sw.adaptive = a.adaptive(); sw.adaptive {
+		a.startPacing(ctx)
+		a.batchAfter(ctx, a.paceNext())
+		return
+	}
+	sw.size = a.opts().BatchSize
+	a.cell.update(func(s *PassStatus) { s.Pace = nil })
 	a.requestAdmission(ctx)
+}
+
+// batchAfter asks for the next batch's admission after d.
+func (a *passActor) batchAfter(ctx actor.Context, d time.Duration) {
+	if d > 0 {
+		a.schedule(ctx, d, tickBatch)
+		return
+	}
+	a.requestAdmission(ctx)
+}
+
+// boundReached reports whether the sweep has done what one sweep may: MaxBatchesPerSweep
+// batches, or under adaptive pacing (smaller batches) as many rows as that many full
+// batches would be. An unbounded sweep never reaches it.
+func (a *passActor) boundReached(sw *sweepRun) bool {
+	opts := a.opts()
+	switch {
+	case !opts.Bounded():
+		return false
+	case sw.adaptive:
+		return sw.rows+sw.skipped >= opts.MaxBatchesPerSweep*opts.BatchSize
+	}
+	return sw.batches >= opts.MaxBatchesPerSweep
 }
 
 func (a *passActor) onBatchResult(ctx actor.Context, m *batchResult) {
@@ -102,18 +135,23 @@ func (a *passActor) onBatchResult(ctx actor.Context, m *batchResult) {
 	sw.rows += m.rows
 	a.cell.update(func(s *PassStatus) { s.TotalRows += int64(m.rows); s.TotalSkipped += int64(m.skipped) })
 	a.d.publish(BatchDone{Name: a.name(), Sweep: sw.id, Batch: sw.batches, Rows: m.rows, Duration: m.elapsed})
+	if sw.adaptive {
+		a.paceBatchDone(m)
+	}
 	switch {
 	case !full:
 		a.endSweep(ctx, Drained)
 	case sw.idle >= ContendedAfter:
 		a.endSweep(ctx, Contended)
-	case sw.batches >= opts.MaxBatchesPerSweep:
+	case a.boundReached(sw):
 		a.endSweep(ctx, BatchLimit)
 	case a.draining:
 		a.endSweep(ctx, Stopped)
 	case a.cell.paused():
 		a.held = true
 		a.cell.update(func(s *PassStatus) { s.State = StatePaused })
+	case sw.adaptive:
+		a.batchAfter(ctx, a.paceNext())
 	case opts.BatchDelay > 0:
 		a.schedule(ctx, opts.BatchDelay, tickBatch)
 	case hold:
@@ -128,8 +166,8 @@ func (a *passActor) onBatchResult(ctx actor.Context, m *batchResult) {
 func (a *passActor) keepsAdmission(m *batchResult, full bool) bool {
 	sw, opts := a.sweep, a.opts()
 	sane := m.rows >= 0 && m.rows+m.skipped <= m.size
-	goesOn := full && sw.idle < ContendedAfter && sw.batches+1 < opts.MaxBatchesPerSweep
-	return m.err == nil && sane && goesOn && !a.draining && opts.BatchDelay == 0 && !a.yield && !a.cell.paused()
+	goesOn := full && sw.idle < ContendedAfter && (!opts.Bounded() || sw.batches+1 < opts.MaxBatchesPerSweep)
+	return m.err == nil && sane && goesOn && !sw.adaptive && !a.draining && opts.BatchDelay == 0 && !a.yield && !a.cell.paused()
 }
 
 // fail ends the sweep and hands the error to supervision by panicking with it.
@@ -151,8 +189,12 @@ func (a *passActor) endSweep(ctx actor.Context, reason StopReason) {
 	a.closePass(sw)
 	now := a.d.clock.Now()
 	good := reason.Succeeded()
+	pace := a.paceSummary(sw)
+	if sw.adaptive {
+		a.stopPacing()
+	}
 	a.d.publish(SweepDone{Name: a.name(), Sweep: sw.id, Cutoff: sw.cutoff, Rows: sw.rows, Skipped: sw.skipped,
-		Batches: sw.batches, WorkRemains: reason.LeavesWork(), Reason: reason, Duration: now.Sub(sw.started), At: now})
+		Batches: sw.batches, WorkRemains: reason.LeavesWork(), Reason: reason, Duration: now.Sub(sw.started), At: now, Pace: pace})
 	a.cell.update(func(s *PassStatus) {
 		s.State = StateWaiting
 		s.LastSweepEnded = now

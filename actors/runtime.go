@@ -47,11 +47,6 @@ type Config struct {
 	Observers []Observer
 	// FailureReporter hears of observer failures; nil logs them to Logger at warning.
 	FailureReporter observers.FailureReporter
-	// PacingChanged is told, on the pass actor's goroutine, when an operator's override
-	// (SetOverride) sets a pass's pace controller: pacing is "fixed", "adaptive", or
-	// empty for the registration's own. It is how the controller is switched; nil
-	// records the setting only.
-	PacingChanged func(pass, pacing string)
 }
 
 // Runtime runs registered passes on actors. Register every pass, Start, and Stop when

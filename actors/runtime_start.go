@@ -34,7 +34,7 @@ func (r *Runtime) Start(ctx context.Context) error {
 	}
 	batchBase, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	r.cancel = cancel
-	r.d = &deps{system: r.system, clock: r.clock, batchBase: batchBase, pools: map[string]*actor.PID{}, pacingChanged: r.cfg.PacingChanged}
+	r.d = &deps{system: r.system, clock: r.clock, batchBase: batchBase, pools: map[string]*actor.PID{}}
 	r.spawnHub()
 	r.spawnAdmission()
 	return r.spawnPasses(ctx)

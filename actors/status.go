@@ -7,6 +7,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"github.com/retentionkit/retention/core/pacing"
 	"github.com/retentionkit/retention/passes"
 	"github.com/retentionkit/retention/supervisor"
 )
@@ -69,6 +70,26 @@ type PassStatus struct {
 	// Paused is true while an operator holds the pass (see StatePaused: a batch in
 	// flight when the pause came still finishes).
 	Paused bool
+	// Pace is an adaptive pass's current pace; nil until its first adaptive sweep.
+	Pace *PaceStatus
+}
+
+// PaceStatus is an adaptive pass's pace as its controller last chose it.
+type PaceStatus struct {
+	// Pacing is the mode the pass runs in (it may have been switched at run time).
+	Pacing passes.Pacing
+	// Mode is what the controller is doing: learning, growing or backing off.
+	Mode  pacing.Mode
+	Batch int
+	Delay time.Duration
+	// Rate is the rate aimed at, in rows per second.
+	Rate                        float64
+	Baseline, Probe, ReplicaLag time.Duration
+	Blocked                     int
+	// BackingOff is the total time spent backing off since the pass actor started.
+	BackingOff time.Duration
+	Cuts       int
+	LastReason pacing.Reason
 }
 
 // SlotStatus is the admission pool of one database.
@@ -108,6 +129,20 @@ type passCell struct {
 	// (nil: none set yet).
 	override  Override
 	effective *passes.Options
+	pacing    passes.Pacing // set by Runtime.SetPacing; "" follows the options
+}
+
+// pacingMode is the pass's pacing now: an override set at run time, or its options'.
+func (c *passCell) pacingMode() passes.Pacing {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.pacing != "" {
+		return c.pacing
+	}
+	if c.reg.Options.Pacing == "" {
+		return passes.PacingFixed
+	}
+	return c.reg.Options.Pacing
 }
 
 func newPassCell(reg passes.Registration) *passCell {

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -29,7 +30,11 @@ type tableSweep struct {
 	deleted    int
 	sizeBefore float64
 	sizeRead   bool
+	backend    atomic.Int64 // pid, for the pacing signals' goroutine
 }
+
+// BackendPID returns the sweep connection's backend, 0 before the first batch.
+func (s *tableSweep) BackendPID() int { return int(s.backend.Load()) }
 
 // conn returns what the batch runs on. On PostgreSQL that is one connection held for the
 // sweep, whose backend pid is known, because pgdriver does not interrupt a running
@@ -48,6 +53,7 @@ func (s *tableSweep) conn(ctx context.Context) (bun.IDB, error) {
 			return nil, err
 		}
 		s.pg = &c
+		s.backend.Store(int64(s.pid))
 	}
 	return *s.pg, nil
 }

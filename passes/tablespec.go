@@ -92,6 +92,10 @@ type TableSpec struct {
 	// database check it). It is TRUSTED SQL: it must come from the operator's own
 	// configuration, never from a user.
 	Where string
+	// ProbeQuery is the query an adaptive pass times to see the workload's latency;
+	// empty means a lookup of the table's newest key (see Table.Signals). TRUSTED SQL,
+	// like Where: one SELECT (or WITH) with the same rules, run as given.
+	ProbeQuery string
 	// Children are the tables that reference the swept table's key.
 	Children []ChildSpec
 	// StatementTimeout bounds each statement of a batch (PostgreSQL's statement_timeout;
@@ -168,6 +172,11 @@ func (s TableSpec) Validate(name string) error {
 	if s.Where != "" {
 		if problem := checkWhere(s.Where); problem != "" {
 			add("where", "%s", problem)
+		}
+	}
+	if s.ProbeQuery != "" {
+		if problem := checkProbeQuery(s.ProbeQuery); problem != "" {
+			add("probe_query", "%s", problem)
 		}
 	}
 	switch {

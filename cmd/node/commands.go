@@ -225,5 +225,8 @@ func (n *node) printStatus(ctx context.Context, w *tabwriter.Writer) error {
 		}
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.Name(), backlog, kept, quarantined(t.Name()), last, state, rows, skipped, reason, failed, next)
 	}
-	return w.Flush()
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	return n.printPacing(w)
 }

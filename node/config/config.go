@@ -39,6 +39,9 @@ type NodeConfig struct {
 	// ReadyAfterFailures is how many failed sweeps in a row make a pass degraded on
 	// /readyz (default 3).
 	ReadyAfterFailures *int `yaml:"ready_after_failures"`
+	// Pacing is the pacing of every pass that names none: fixed (the default) or
+	// adaptive (docs/pacing.md).
+	Pacing string `yaml:"pacing"`
 }
 
 // PassConfig declares one table pass.
@@ -63,7 +66,13 @@ type PassConfig struct {
 	AnalyzeAfterShare  *float64      `yaml:"analyze_after_share"`
 	VacuumAfter        *bool         `yaml:"vacuum_after"`
 	VacuumTimeout      *Duration     `yaml:"vacuum_timeout"`
-	Children           []ChildConfig `yaml:"children"`
+	// Pacing is fixed or adaptive; empty takes node.pacing (default fixed).
+	Pacing string `yaml:"pacing"`
+	// ProbeQuery is the query an adaptive pass times; empty: a lookup of the newest key.
+	ProbeQuery string `yaml:"probe_query"`
+	// MaxReplicaLag is the replica lag above which an adaptive pass backs off (1s).
+	MaxReplicaLag *Duration     `yaml:"max_replica_lag"`
+	Children      []ChildConfig `yaml:"children"`
 }
 
 // FilterConfig is a pass's `column IN values` filter.
@@ -183,8 +192,12 @@ func (c *Config) Validate() error {
 			add("node.admin", "%s is not a loopback address, so node.admin_token is required", c.Node.Admin)
 		}
 	}
+	if _, err := passes.ParsePacing(c.Node.Pacing); err != nil {
+		add("node.pacing", "%v", err)
+	}
 	seen := map[string]bool{}
 	for i, p := range c.Passes {
+		p = c.withNodeDefaults(p)
 		if p.Name != "" && seen[p.Name] {
 			errs = append(errs, fmt.Errorf("%spasses[%d]: pass %q: name is already used by another pass", c.lineOf(fmt.Sprintf("passes[%d].name", i)), i, p.Name))
 		}
@@ -218,6 +231,17 @@ func isLoopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
+// withNodeDefaults is p with the node-wide defaults filled in where p leaves a field
+// out: node.pacing for pacing.
+func (c *Config) withNodeDefaults(p PassConfig) PassConfig {
+	if p.Pacing == "" {
+		if _, err := passes.ParsePacing(c.Node.Pacing); err == nil {
+			p.Pacing = c.Node.Pacing
+		}
+	}
+	return p
+}
+
 // Build turns the pass into its options and table declaration, validated, so a caller
 // (the node, or a service embedding the runtime) can open the table with passes.NewTable.
 func (p PassConfig) Build() (passes.Options, passes.TableSpec, error) {
@@ -240,7 +264,9 @@ func (p PassConfig) Build() (passes.Options, passes.TableSpec, error) {
 	set(p.SweepInterval, &o.SweepInterval)
 	set(p.MaxStartupStagger, &o.MaxStartupStagger)
 	set(p.BatchTimeout, &o.BatchTimeout)
-	spec := passes.TableSpec{Table: p.Table, Timestamp: p.Timestamp, TimestampFormat: passes.TimestampFormat(p.TimestampFormat),
+	set(p.MaxReplicaLag, &o.MaxReplicaLag)
+	o.Pacing = passes.Pacing(p.Pacing)
+	spec := passes.TableSpec{ProbeQuery: p.ProbeQuery, Table: p.Table, Timestamp: p.Timestamp, TimestampFormat: passes.TimestampFormat(p.TimestampFormat),
 		TimestampZone: p.TimestampZone, Where: p.Where, Children: children(p.Children), SynchronousCommit: p.SynchronousCommit}
 	spec.Key, spec.KeyColumns = p.Key.split()
 	if p.Filter != nil {
