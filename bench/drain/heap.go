@@ -33,7 +33,7 @@ func heapReport(ctx context.Context, c config, report *strings.Builder) error {
 		return err
 	}
 	defer admin.Close()
-	fmt.Fprintf(report, "### Peak heap while draining, by backlog size (PostgreSQL, no load)\n\n")
+	fmt.Fprintf(report, "### Peak heap by backlog size (PostgreSQL, no load)\n\n")
 	fmt.Fprintf(report, "The table pass on the runtime, batch %d, one sweep with no batch bound; the Go heap (`%s`, live and unswept objects) sampled every %v from before `Start` to `SweepDone`, after a forced GC. Ratios are to the smallest table's peak in the same repetition.\n\n",
 		passes.DefaultBatchSize, heapSample, heapEvery)
 	fmt.Fprintln(report, "| rows in the table | expired rows drained | rows/s | peak heap MiB | ÷ smallest table's peak |")
@@ -162,6 +162,18 @@ func withQuery(dsn, key, value string) string {
 	}
 	q := u.Query()
 	q.Set(key, value)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// withoutQuery drops one query parameter of a URL DSN.
+func withoutQuery(dsn, key string) string {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return dsn
+	}
+	q := u.Query()
+	q.Del(key)
 	u.RawQuery = q.Encode()
 	return u.String()
 }

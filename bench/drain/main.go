@@ -104,14 +104,16 @@ func run(ctx context.Context, c config) error {
 		args = append(args, os.Args[i])
 	}
 	command := "go run ./bench/drain " + strings.Join(args, " ")
-	fmt.Fprintf(&report, "## Draining a backlog\n\nProduced by `%s` on %s: %d rows, 90%% expired, median of %d runs (min-max).\n\n",
-		strings.TrimSpace(command), time.Now().UTC().Format("2006-01-02"), c.rows, c.reps)
 	if len(c.heapRows) > 0 {
+		fmt.Fprintf(&report, "## Memory while draining\n\nProduced by `%s` on %s: median of %d runs (min-max).\n\n",
+			strings.TrimSpace(command), time.Now().UTC().Format("2006-01-02"), c.reps)
 		if err := heapReport(ctx, c, &report); err != nil {
 			return err
 		}
 		return writeReport(c, report.String())
 	}
+	fmt.Fprintf(&report, "## Draining a backlog\n\nProduced by `%s` on %s: %d rows, 90%% expired, median of %d runs (min-max).\n\n",
+		strings.TrimSpace(command), time.Now().UTC().Format("2006-01-02"), c.rows, c.reps)
 	if c.ledgerOnly {
 		if err := ledgerReport(ctx, c, &report); err != nil {
 			return err

@@ -210,6 +210,7 @@ func startLoad(ctx context.Context, dsn string, rate, rows int) (*load, error) {
 	if err := os.WriteFile(script, fmt.Appendf(nil, oltpScript, rows), 0o644); err != nil {
 		return nil, err
 	}
+	dsn = withoutQuery(dsn, "read_timeout") // the Go driver's parameter; libpq refuses it
 	cmd := exec.CommandContext(ctx, "pgbench", "-n", "-c", "4", "-j", "2", "-R", strconv.Itoa(rate), "-T", "600",
 		"-f", script, "-l", "--log-prefix="+filepath.Join(dir, "log"), dsn)
 	cmd.Dir = dir
