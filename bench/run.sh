@@ -7,7 +7,8 @@ cd "$(dirname "$0")/.."
 out=$(mktemp)
 drain=$(mktemp)
 pacing=$(mktemp)
-trap 'rm -f "$out" "$drain" "$pacing"' EXIT
+heap=$(mktemp)
+trap 'rm -f "$out" "$drain" "$pacing" "$heap"' EXIT
 gocmd="go test -run '^\$' -bench . -benchmem -count ${BENCH_COUNT:-3} ./..."
 eval "$gocmd" | tee "$out"
 drain_args="-rows ${BENCH_ROWS:-1000000} -reps ${BENCH_REPS:-3}"
@@ -15,6 +16,13 @@ if [ -n "${BENCH_DRAIN_REPORT:-}" ]; then
   cp "$BENCH_DRAIN_REPORT" "$drain" # a report bench/drain wrote earlier
 else
   go run ./bench/drain $drain_args -out "$drain"
+fi
+# Memory flat in the backlog: the peak heap of draining tables of these sizes (the
+# largest takes a few minutes to build and about 150 MB of disk per million rows).
+if [ -n "${BENCH_HEAP_REPORT:-}" ]; then
+  cp "$BENCH_HEAP_REPORT" "$heap" # a report bench/drain -heap-rows wrote earlier
+else
+  go run ./bench/drain -heap-rows "${BENCH_HEAP_ROWS:-100000,10000000}" -reps "${BENCH_HEAP_REPS:-2}" -out "$heap"
 fi
 # The pacing benchmark (bench/pacing) makes clusters of its own: it needs root,
 # PostgreSQL's server packages and pgbench; BENCH_PACING_ARGS are its flags (its run time
@@ -42,6 +50,8 @@ fi
   echo '```'
   echo
   sed 's/^## /### /; s/^### \(PostgreSQL\|SQLite\|The metadata\)/#### \1/' "$drain"
+  echo
+  sed 's/^### /#### /; s/^## /### /' "$heap"
   echo
   sed 's/^### /#### /; s/^## /### /' "$pacing"
 } > docs/benchmarks.md

@@ -92,3 +92,38 @@ func TestStatementTimeoutWithoutChildren(t *testing.T) {
 		t.Fatalf("rows %v", got)
 	}
 }
+
+// TestCancelledBatchCancelsItsStatement: when a batch's context ends, the statement
+// running on the sweep's connection is cancelled on the server (pgdriver alone would
+// wait for it), so the batch returns PostgreSQL's cancellation.
+func TestCancelledBatchCancelsItsStatement(t *testing.T) {
+	db := dbtest.Postgres(t)
+	f := newFixture(t, db, passes.TimestampNative)
+	f.log(1, cutoffT.Add(-time.Hour), "done")
+	spec := f.spec()
+	spec.Children = nil
+	spec.Where = "pg_sleep(30) IS NOT NULL" // trusted SQL: a statement that outlasts the batch
+	p, err := f.table(spec).Factory()(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.(passes.Closer).Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := p.PurgeBatch(ctx, 10, cutoffT)
+		done <- err
+	}()
+	var running int
+	deadline := time.Now().Add(20 * time.Second)
+	for running == 0 && time.Now().Before(deadline) { // wait until the statement runs on the server
+		_ = db.QueryRowContext(context.Background(), "SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(30)%' AND state = 'active' AND pid <> pg_backend_pid()").Scan(&running)
+	}
+	cancel()
+	if err := <-done; err == nil || !strings.Contains(err.Error(), "57014") {
+		t.Fatalf("PurgeBatch = %v, want the server's cancellation (57014)", err)
+	}
+	if got := f.ids("audit_log"); len(got) != 1 {
+		t.Fatalf("rows %v", got)
+	}
+}

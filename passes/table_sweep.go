@@ -31,6 +31,8 @@ type tableSweep struct {
 	sizeBefore float64
 	sizeRead   bool
 	backend    atomic.Int64 // pid, for the pacing signals' goroutine
+	// cancelStatement asks the server to cancel the sweep's running statement.
+	cancelStatement func()
 }
 
 // BackendPID returns the sweep connection's backend, 0 before the first batch.
@@ -61,17 +63,24 @@ func (s *tableSweep) conn(ctx context.Context) (bun.IDB, error) {
 // cancelOnDone cancels the sweep connection's running statement on the server when ctx
 // ends (a batch timeout, a stop past its grace period), and returns the function that
 // disarms it.
+// The function that cancels is built once per sweep (it only depends on the backend),
+// so arming the watcher costs one registration per batch and no closure.
 func (s *tableSweep) cancelOnDone(ctx context.Context) func() bool {
-	if s.pg == nil {
-		return func() bool { return false }
+	if s.pg == nil || ctx.Done() == nil {
+		return disarmed
 	}
-	db, pid := s.t.db, s.pid
-	return context.AfterFunc(ctx, func() {
-		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_, _ = db.ExecContext(cctx, "SELECT pg_cancel_backend(?)", pid)
-	})
+	if s.cancelStatement == nil {
+		db, pid := s.t.db, s.pid
+		s.cancelStatement = func() {
+			cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_, _ = db.ExecContext(cctx, "SELECT pg_cancel_backend(?)", pid)
+		}
+	}
+	return context.AfterFunc(ctx, s.cancelStatement)
 }
+
+func disarmed() bool { return false }
 
 // Close runs the hygiene of a big sweep and gives the sweep's connection back.
 func (s *tableSweep) Close() error {
