@@ -45,6 +45,8 @@ func pgVariants() []variant {
 		{"same pass, plain loop, no runtime", 5000, drainPlainLoop(5000)},
 		{"table pass on the runtime (keyset)", 5000, drainWithRuntime(5000)},
 		{"same pass, plain loop, no runtime", 10000, drainPlainLoop(10000)},
+		{"plain loop, synchronous_commit on", 500, drainPlainLoopDurable(500)},
+		{"plain loop, synchronous_commit on", 5000, drainPlainLoopDurable(5000)},
 		{"table pass on the runtime (keyset)", 10000, drainWithRuntime(10000)},
 		{"re-select from the start each batch", 500, drainReselect(500)},
 		{"single DELETE ... IN (SELECT ... LIMIT n)", 500, drainSingleStatement(500)},
