@@ -182,12 +182,12 @@ func TestAdaptivePassLearnsABaselineAndSizesItsBatches(t *testing.T) {
 // recovers on its own once the gate is emptied.
 func TestAdaptivePassBacksOffOnASlowProbeAndRecovers(t *testing.T) {
 	db := dbtest.Postgres(t)
-	f := newPaceFixture(t, db, 2_000_000)
+	f := newPaceFixture(t, db, 1_000_000)
 	ev := &paceEvents{sizes: map[int]int{}}
 	rt := startAdaptive(t, f, ev, passes.Unbounded)
 	ctx := context.Background()
 	ev.waitFor(t, "baseline", 30*time.Second, func() bool { return ev.has(pacing.ReasonBaseline) })
-	if _, err := db.ExecContext(ctx, "INSERT INTO "+f.gate+" SELECT g FROM generate_series(1, 300000) g"); err != nil {
+	if _, err := db.ExecContext(ctx, "INSERT INTO "+f.gate+" SELECT g FROM generate_series(1, 100000) g"); err != nil {
 		t.Fatal(err)
 	}
 	ev.waitFor(t, "back-off on the slow probe", 30*time.Second, func() bool { return ev.has(pacing.ReasonProbe) })

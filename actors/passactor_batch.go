@@ -46,8 +46,9 @@ func (a *passActor) runBatch(ctx actor.Context) {
 		d.publish(RowSkipped{Name: name, Sweep: sweepID, Key: key, Err: err})
 	}}
 	bctx = passes.WithBatchReporter(bctx, report)
-	res := &batchResult{inc: a.inc, req: a.req, size: sw.size}
-	self, pass, cutoff, size, start := ctx.Self(), sw.pass, sw.cutoff, sw.size, d.clock.Now()
+	size := a.batchSize()
+	res := &batchResult{inc: a.inc, req: a.req, size: size}
+	self, pass, cutoff, start := ctx.Self(), sw.pass, sw.cutoff, d.clock.Now()
 	a.startWorker()
 	a.worker <- func() {
 		wall := time.Now()

@@ -63,11 +63,10 @@ type paceSweep struct {
 	backing0           time.Duration
 }
 
-func newPacer(reg passes.Registration) *pacer {
-	o := reg.Options
+func newPacer(o passes.Options, signals passes.PaceSignals) *pacer {
 	ctl := pacing.New(pacing.Config{MinBatch: min(pacing.DefaultMinBatch, o.BatchSize), MaxBatch: o.BatchSize,
 		MinDelay: o.BatchDelay, MaxDelay: max(pacing.DefaultMaxDelay, o.BatchDelay), MaxReplicaLag: o.ReplicaLagLimit()})
-	return &pacer{ctl: ctl, signals: reg.Signals}
+	return &pacer{ctl: ctl, signals: signals}
 }
 
 // adaptive reports whether the pass is paced by its controller now: its options say
@@ -77,10 +76,14 @@ func (a *passActor) adaptive() bool { return a.cell.pacingMode() == passes.Pacin
 // startPacing begins a sweep's pacing: the controller may hold the first batch back to
 // learn its baseline, and the signal loop starts.
 func (a *passActor) startPacing(ctx actor.Context) {
+	o := a.opts()
 	if a.pace == nil {
-		a.pace = newPacer(a.cell.reg)
+		a.pace = newPacer(o, a.cell.reg.Signals)
 	}
 	p, now := a.pace, a.d.clock.Now()
+	// The bounds are read again at every sweep: batch_size and batch_delay may have been
+	// changed since the last one.
+	p.ctl.SetBounds(min(pacing.DefaultMinBatch, o.BatchSize), o.BatchSize, o.BatchDelay)
 	st := p.ctl.State(now)
 	p.sweep = paceSweep{cuts0: st.Cuts, backing0: st.BackingOff}
 	if p.signals != nil { // without signals there is no baseline to hold back for

@@ -26,7 +26,7 @@ type sweepRun struct {
 	idle    int // batches in a row that reported more waiting yet took nothing
 	// adaptive is fixed when the sweep starts: a pacing switch waits for the next.
 	adaptive bool
-	size     int // the next (or running) batch's size
+	size     int // the controller's size for the next batch (adaptive sweeps)
 }
 
 func (a *passActor) onTrigger(ctx actor.Context, m *triggerSweep) {
@@ -69,9 +69,17 @@ func (a *passActor) startSweep(ctx actor.Context, trigger bool) {
 		a.batchAfter(ctx, a.paceNext())
 		return
 	}
-	sw.size = a.opts().BatchSize
 	a.cell.update(func(s *PassStatus) { s.Pace = nil })
 	a.requestAdmission(ctx)
+}
+
+// batchSize is the size of the sweep's next batch: the controller's choice under
+// adaptive pacing, the options' BatchSize under fixed.
+func (a *passActor) batchSize() int {
+	if a.sweep.adaptive {
+		return a.sweep.size
+	}
+	return a.opts().BatchSize
 }
 
 // batchAfter asks for the next batch's admission after d.

@@ -26,10 +26,15 @@ func (r *Runtime) SetPacing(name string, mode passes.Pacing) error {
 	if c == nil {
 		return core.NewNotFoundError("pass", name)
 	}
-	c.mu.Lock()
-	c.pacing = mode
-	c.mu.Unlock()
+	c.setPacing(mode)
 	return nil
+}
+
+// setPacing records an operator's pacing for the pass's next sweep; "" drops it.
+func (c *passCell) setPacing(mode passes.Pacing) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.pacing = mode
 }
 
 // Pacing returns the named pass's pacing now (its options', or an override SetPacing

@@ -136,7 +136,7 @@ type passCell struct {
 func (c *passCell) pacingMode() passes.Pacing {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.pacing != "" {
+	if c.pacing != "" { // an operator's choice wins over the options'
 		return c.pacing
 	}
 	if c.reg.Options.Pacing == "" {

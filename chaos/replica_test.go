@@ -31,7 +31,13 @@ func startReplica(t *testing.T, c *cluster) *cluster {
 		t.Fatal(err)
 	}
 	r := &cluster{version: c.version, name: fmt.Sprintf("chaos_%d", port), port: port}
-	args := []string{"--start-conf=manual", "-p", strconv.Itoa(port), r.version, r.name, "--", "--auth-host=trust", "--auth-local=trust"}
+	// A standby refuses to start with a lower max_connections (and the like) than its
+	// primary: it gets the suite's settings too.
+	args := []string{"--start-conf=manual", "-p", strconv.Itoa(port)}
+	for _, o := range serverSettings {
+		args = append(args, "-o", o)
+	}
+	args = append(args, r.version, r.name, "--", "--auth-host=trust", "--auth-local=trust")
 	if out, err := exec.Command("pg_createcluster", args...).CombinedOutput(); err != nil {
 		t.Fatalf("pg_createcluster %v: %v\n%s", args, err, out)
 	}

@@ -58,7 +58,7 @@ func main() {
 	c.accounts = c.scale * 100_000
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	report, err := run(ctx, c)
+	report, err := run(ctx, c, func(partial string) { c.write(partial) })
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "pacing:", err)
 		os.Exit(1)
@@ -67,9 +67,17 @@ func main() {
 		fmt.Print(report)
 		return
 	}
+	c.write(report)
+}
+
+// write puts the report where -out says; the run calls it after every measurement, so
+// an interrupted run keeps what it measured.
+func (c config) write(report string) {
+	if c.out == "" {
+		return
+	}
 	if err := os.WriteFile(c.out, []byte(report), 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, "pacing:", err)
-		os.Exit(1)
 	}
 }
 
@@ -88,7 +96,11 @@ func variants(list string) ([]variant, error) {
 	return out, nil
 }
 
-func run(ctx context.Context, c config) (string, error) {
+// setupTimeout is the read timeout of the benchmark's connections: building a
+// 1,000,000-row table on a busy machine outlasts the driver's default of 10s.
+const setupTimeout = "&read_timeout=600s"
+
+func run(ctx context.Context, c config, partial func(string)) (string, error) {
 	frontier, err := variants(c.variants)
 	if err != nil {
 		return "", err
@@ -119,49 +131,66 @@ func run(ctx context.Context, c config) (string, error) {
 	if out, err := execOut(ctx, "pgbench", "-i", "-q", "-s", fmt.Sprint(c.scale), c.loadDSN); err != nil {
 		return "", fmt.Errorf("pgbench -i: %w\n%s", err, out)
 	}
-	db, err := passes.Open(ctx, passes.DriverPostgres, primary.dsn("pacing"))
+	db, err := passes.Open(ctx, passes.DriverPostgres, primary.dsn("pacing")+setupTimeout)
 	if err != nil {
 		return "", err
 	}
 	defer db.Close()
 
-	var w strings.Builder
 	started, load0 := time.Now(), loadavg()
 	var results []frontierResult
+	var stepResults []stepResult
+	var replicaResults []replicaResult
+	var failures []string
+	report := func() string {
+		var w strings.Builder
+		writeReport(&w, c, results, stepResults, replicaResults, started, load0, loadavg())
+		for _, f := range failures {
+			fmt.Fprintf(&w, "Not measured: %s\n\n", f)
+		}
+		return w.String()
+	}
+	// A measurement that fails (a statement timing out on a busy machine, say) is named in
+	// the report; the others still run.
+	failed := func(what string, err error) {
+		fmt.Fprintf(os.Stderr, "pacing: %s: %v\n", what, err)
+		failures = append(failures, fmt.Sprintf("%s (%v)", what, err))
+	}
 	for _, v := range frontier {
 		fmt.Fprintf(os.Stderr, "pacing: frontier %s\n", v.name)
-		r, err := runFrontier(ctx, c, db, v)
-		if err != nil {
-			return "", fmt.Errorf("%s: %w", v.name, err)
+		if r, err := runFrontier(ctx, c, db, v); err != nil {
+			failed(v.name, err)
+		} else {
+			results = append(results, r)
 		}
-		results = append(results, r)
+		partial(report())
 	}
-	var stepResults []stepResult
 	for _, v := range steps {
 		fmt.Fprintf(os.Stderr, "pacing: step %s\n", v.name)
-		r, err := runStep(ctx, c, db, v)
-		if err != nil {
-			return "", fmt.Errorf("step %s: %w", v.name, err)
+		if r, err := runStep(ctx, c, db, v); err != nil {
+			failed("step "+v.name, err)
+		} else {
+			stepResults = append(stepResults, r)
 		}
-		stepResults = append(stepResults, r)
+		partial(report())
 	}
-	var replicaResults []replicaResult
 	if len(replicas) > 0 {
 		fmt.Fprintln(os.Stderr, "pacing: creating the replica")
 		replica, err := createReplica(ctx, primary, "pacebench_replica")
 		if err != nil {
-			return "", err
+			failed("the replica", err)
+			return report(), nil
 		}
 		defer replica.drop()
 		for _, v := range replicas {
 			fmt.Fprintf(os.Stderr, "pacing: replica %s\n", v.name)
-			r, err := runReplica(ctx, c, db, v)
-			if err != nil {
-				return "", fmt.Errorf("replica %s: %w", v.name, err)
+			if r, err := runReplica(ctx, c, db, v); err != nil {
+				failed("replica "+v.name, err)
+			} else {
+				replicaResults = append(replicaResults, r)
 			}
-			replicaResults = append(replicaResults, r)
+			partial(report())
 		}
 	}
-	writeReport(&w, c, results, stepResults, replicaResults, started, load0, loadavg())
-	return w.String(), nil
+	return report(), nil
 }
