@@ -3,6 +3,7 @@ package actors
 import (
 	"time"
 
+	"github.com/retentionkit/retention/core/pacing"
 	"github.com/retentionkit/retention/supervisor"
 )
 
@@ -99,7 +100,58 @@ type SweepDone struct {
 	// Denied is, for Elsewhere, the lock's denial: it names the identity and, where
 	// PostgreSQL shows it, the holder (a *passes.ElsewhereError inside).
 	Denied error
+
+	// Pace is the sweep's adaptive pacing; nil for a fixed-pace sweep.
+	Pace *PaceSummary
 }
+
+// PaceSummary is how an adaptive sweep was paced, for its summary log line.
+type PaceSummary struct {
+	// MinBatch and MaxBatch are the smallest and largest batch the controller chose;
+	// LastBatch and LastDelay its last choice.
+	MinBatch, MaxBatch, LastBatch int
+	LastDelay                     time.Duration
+	// Rate is the rate it aimed at last, in rows per second.
+	Rate float64
+	// Baseline, Probe and ReplicaLag are the last figures the controller judged by.
+	Baseline, Probe, ReplicaLag time.Duration
+	// Cuts counts the sweep's multiplicative back-offs; BackingOff is the time it spent
+	// backing off; Changes counts its PaceChanged events.
+	Cuts       int
+	BackingOff time.Duration
+	Changes    int
+}
+
+// PaceChanged says an adaptive pass's controller changed mode: it learned its first
+// baseline, backed off because a signal degraded (Reason names which), or recovered.
+// Routine adjustments between those are not events; the status and the metrics show
+// them.
+type PaceChanged struct {
+	Name   string
+	Sweep  int64
+	Reason pacing.Reason
+	// Detail says it with the numbers.
+	Detail string
+	// Batch and Delay are the pace chosen with the change; Rate the rate aimed at.
+	Batch int
+	Delay time.Duration
+	Rate  float64
+	// Baseline, Probe and ReplicaLag are the figures judged.
+	Baseline, Probe, ReplicaLag time.Duration
+	At                          time.Time
+}
+
+// SweepCloseFailed says closing a sweep's pass failed (passes.Closer): what it does at
+// a sweep's end, such as a table pass's hygiene or giving its connection back. The sweep
+// itself is over and counted; the pass sweeps again on its cadence.
+type SweepCloseFailed struct {
+	Name  string
+	Sweep int64
+	Err   error
+}
+
+// PassName names the pass.
+func (e SweepCloseFailed) PassName() string { return e.Name }
 
 // PassFailed says a sweep failed with Err; supervision decides what follows.
 type PassFailed struct {
@@ -153,3 +205,4 @@ func (e PassCancelled) PassName() string { return e.Name }
 func (e PassRestarted) PassName() string { return e.Name }
 func (e PassStopped) PassName() string   { return e.Name }
 func (e RowSkipped) PassName() string    { return e.Name }
+func (e PaceChanged) PassName() string   { return e.Name }

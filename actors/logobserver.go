@@ -62,6 +62,12 @@ func (o *LogObserver) Observe(e Event) error {
 		}
 		l.WithFields(logrus.Fields{"sweep": e.Sweep, "rows": e.Rows, "skipped": e.Skipped, "batches": e.Batches,
 			"work_remains": e.WorkRemains, "reason": e.Reason, "duration": e.Duration}).Log(at(logrus.InfoLevel), "sweep done")
+		if e.Pace != nil {
+			l.WithField("sweep", e.Sweep).Info(PaceLine(*e.Pace))
+		}
+	case PaceChanged:
+		l.WithFields(logrus.Fields{"sweep": e.Sweep, "reason": e.Reason, "batch": e.Batch, "delay": e.Delay,
+			"rate": int(e.Rate)}).Info("pace changed: " + e.Detail)
 	case PassFailed:
 		l.WithField("sweep", e.Sweep).WithError(e.Err).Log(at(logrus.WarnLevel), "sweep failed")
 	case PassCancelled:
@@ -79,6 +85,11 @@ func (o *LogObserver) Observe(e Event) error {
 		} else {
 			l.WithField("reason", e.Reason).Info("pass stopped")
 		}
+	case SweepCloseFailed:
+		l.WithField("sweep", e.Sweep).WithError(e.Err).Warn("sweep close failed")
+	case SettingsApplied:
+		l.WithFields(logrus.Fields{"batch_size": e.BatchSize, "batch_delay": e.BatchDelay, "sweep_interval": e.SweepInterval,
+			"pacing": e.Pacing, "paused": e.Paused}).Info("settings applied")
 	case RowSkipped:
 		l.WithFields(logrus.Fields{"sweep": e.Sweep, "key": fmt.Sprint(e.Key)}).WithError(e.Err).Warn("row skipped")
 	default:

@@ -62,13 +62,18 @@ type passActor struct {
 	draining bool
 	drained  []chan<- struct{}
 	denials  int // sweeps in a row that ended Elsewhere
+
+	// Paused (see Override.Paused): held is a sweep stopped between two batches,
+	// heldSweep a sweep that came due, heldTrigger whether a trigger asked for it.
+	held, heldSweep, heldTrigger bool
+	pace                         *pacer // an adaptive pass's controller; nil until its first adaptive sweep
 }
 
 func newPassProps(c *passCell, d *deps) *actor.Props {
 	return actor.PropsFromProducer(func() actor.Actor { return &passActor{cell: c, d: d} })
 }
 
-func (a *passActor) opts() passes.Options { return a.cell.reg.Options }
+func (a *passActor) opts() passes.Options { return a.cell.options() }
 func (a *passActor) name() string         { return a.cell.reg.Name }
 
 func (a *passActor) Receive(ctx actor.Context) {
@@ -94,6 +99,12 @@ func (a *passActor) Receive(ctx actor.Context) {
 		a.onTrigger(ctx, m)
 	case *drainPass:
 		a.onDrain(ctx, m)
+	case *setOverride:
+		a.onOverride(ctx, m)
+	case *paceTick:
+		a.onPaceTick(ctx, m)
+	case *paceSignals:
+		a.onPaceSignals(m)
 	case *ping:
 		ctx.Respond(&pong{})
 	}
@@ -152,6 +163,11 @@ func (a *passActor) onTick(ctx actor.Context, m *tick) {
 	case tickSweep:
 		a.startSweep(ctx, false)
 	case tickBatch:
+		if a.cell.paused() {
+			a.held = true
+			a.cell.update(func(s *PassStatus) { s.State = StatePaused })
+			return
+		}
 		a.requestAdmission(ctx)
 	}
 }
@@ -166,13 +182,14 @@ func (a *passActor) cleanup(ctx actor.Context) {
 	}
 	a.releaseAdmission(ctx)
 	if a.sweep != nil {
-		closePass(a.sweep.pass)
+		a.closePass(a.sweep)
 		a.sweep = nil
 	}
 	if a.worker != nil {
 		close(a.worker) // a batch still running finishes; its result is dropped
 		a.worker = nil
 	}
+	a.closePacing()
 	a.finishDrain()
 }
 

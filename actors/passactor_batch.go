@@ -28,6 +28,8 @@ type batchResult struct {
 	err      error
 	timedOut bool
 	elapsed  time.Duration
+	size     int           // the batch size asked for (an override may change the next one's)
+	took     time.Duration // PurgeBatch's wall-clock time, for the pace
 }
 
 // runBatch runs one PurgeBatch off the mailbox and sends the result back.
@@ -35,7 +37,7 @@ func (a *passActor) runBatch(ctx actor.Context) {
 	sw, reg := a.sweep, a.cell.reg
 	bctx, cancel := context.WithCancelCause(a.d.batchBase)
 	var timeout clock.Timer
-	if t := reg.Options.BatchTimeout; t > 0 {
+	if t := a.opts().BatchTimeout; t > 0 {
 		timeout = a.d.clock.AfterFunc(t, func() { cancel(errBatchTimedOut) })
 	}
 	a.inflight = cancel
@@ -44,11 +46,14 @@ func (a *passActor) runBatch(ctx actor.Context) {
 		d.publish(RowSkipped{Name: name, Sweep: sweepID, Key: key, Err: err})
 	}}
 	bctx = passes.WithBatchReporter(bctx, report)
-	res := &batchResult{inc: a.inc, req: a.req}
-	self, pass, cutoff, size, start := ctx.Self(), sw.pass, sw.cutoff, reg.Options.BatchSize, d.clock.Now()
+	size := a.batchSize()
+	res := &batchResult{inc: a.inc, req: a.req, size: size}
+	self, pass, cutoff, start := ctx.Self(), sw.pass, sw.cutoff, d.clock.Now()
 	a.startWorker()
 	a.worker <- func() {
+		wall := time.Now()
 		res.pass, res.rows, res.err = purge(bctx, pass, reg.New, size, cutoff)
+		res.took = time.Since(wall)
 		res.timedOut = res.err != nil && errors.Is(context.Cause(bctx), errBatchTimedOut)
 		res.skipped, res.more = int(report.skipped.Load()), report.more.Load()
 		res.elapsed = d.clock.Now().Sub(start)
@@ -63,12 +68,12 @@ func (a *passActor) runBatch(ctx actor.Context) {
 // startWorker starts the goroutine that runs this incarnation's batches. Reusing one
 // goroutine keeps the stack a batch grew (a database driver's call chain is deep) instead
 // of growing a fresh one for every batch; the channel never blocks, since one batch at a
-// time is in flight.
+// time is in flight, and at most the close of the sweep before it is queued ahead.
 func (a *passActor) startWorker() {
 	if a.worker != nil {
 		return
 	}
-	a.worker = make(chan func(), 1)
+	a.worker = make(chan func(), 2) // a batch and the previous sweep's close
 	go func(jobs <-chan func()) {
 		for job := range jobs {
 			job()

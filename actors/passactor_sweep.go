@@ -25,6 +25,9 @@ type sweepRun struct {
 	rows    int
 	skipped int
 	idle    int // batches in a row that reported more waiting yet took nothing
+	// adaptive is fixed when the sweep starts: a pacing switch waits for the next.
+	adaptive bool
+	size     int // the controller's size for the next batch (adaptive sweeps)
 }
 
 func (a *passActor) onTrigger(ctx actor.Context, m *triggerSweep) {
@@ -45,6 +48,10 @@ func (a *passActor) startSweep(ctx actor.Context, trigger bool) {
 		return
 	}
 	a.stopTimer()
+	if a.cell.paused() {
+		a.holdSweep(trigger)
+		return
+	}
 	now := a.d.clock.Now()
 	sw := &sweepRun{cutoff: now.Add(-*a.opts().RetentionPeriod), started: now, trigger: trigger}
 	a.cell.update(func(s *PassStatus) {
@@ -58,7 +65,45 @@ func (a *passActor) startSweep(ctx actor.Context, trigger bool) {
 	runs := a.runs
 	a.runs = nil
 	a.d.publish(SweepStarted{Name: a.name(), Sweep: sw.id, Cutoff: sw.cutoff, Trigger: trigger, At: now, Runs: runs})
+	if sw.adaptive = a.adaptive(); sw.adaptive {
+		a.startPacing(ctx)
+		a.batchAfter(ctx, a.paceNext())
+		return
+	}
+	a.cell.update(func(s *PassStatus) { s.Pace = nil })
 	a.requestAdmission(ctx)
+}
+
+// batchSize is the size of the sweep's next batch: the controller's choice under
+// adaptive pacing, the options' BatchSize under fixed.
+func (a *passActor) batchSize() int {
+	if a.sweep.adaptive {
+		return a.sweep.size
+	}
+	return a.opts().BatchSize
+}
+
+// batchAfter asks for the next batch's admission after d.
+func (a *passActor) batchAfter(ctx actor.Context, d time.Duration) {
+	if d > 0 {
+		a.schedule(ctx, d, tickBatch)
+		return
+	}
+	a.requestAdmission(ctx)
+}
+
+// boundReached reports whether the sweep has done what one sweep may: MaxBatchesPerSweep
+// batches, or under adaptive pacing (smaller batches) as many rows as that many full
+// batches would be. An unbounded sweep never reaches it.
+func (a *passActor) boundReached(sw *sweepRun) bool {
+	opts := a.opts()
+	switch {
+	case !opts.Bounded():
+		return false
+	case sw.adaptive:
+		return sw.rows+sw.skipped >= opts.MaxBatchesPerSweep*opts.BatchSize
+	}
+	return sw.batches >= opts.MaxBatchesPerSweep
 }
 
 func (a *passActor) onBatchResult(ctx actor.Context, m *batchResult) {
@@ -71,7 +116,7 @@ func (a *passActor) onBatchResult(ctx actor.Context, m *batchResult) {
 		sw.pass = m.pass
 	}
 	sw.skipped += m.skipped
-	full := m.rows+m.skipped == opts.BatchSize || m.more
+	full := m.rows+m.skipped == m.size || m.more
 	if m.more && m.rows == 0 && m.skipped == 0 {
 		sw.idle++
 	} else {
@@ -95,23 +140,31 @@ func (a *passActor) onBatchResult(ctx actor.Context, m *batchResult) {
 		return
 	case m.err != nil:
 		a.fail(ctx, m.err)
-	case m.rows < 0 || m.rows+m.skipped > opts.BatchSize:
+	case m.rows < 0 || m.rows+m.skipped > m.size:
 		a.fail(ctx, core.NewBusinessRuleError(fmt.Sprintf(
-			"pass %q: PurgeBatch returned %d rows (and skipped %d) for a batch of %d", a.name(), m.rows, m.skipped, opts.BatchSize)))
+			"pass %q: PurgeBatch returned %d rows (and skipped %d) for a batch of %d", a.name(), m.rows, m.skipped, m.size)))
 	}
 	sw.batches++
 	sw.rows += m.rows
 	a.cell.update(func(s *PassStatus) { s.TotalRows += int64(m.rows); s.TotalSkipped += int64(m.skipped) })
 	a.d.publish(BatchDone{Name: a.name(), Sweep: sw.id, Batch: sw.batches, Rows: m.rows, Duration: m.elapsed})
+	if sw.adaptive {
+		a.paceBatchDone(m)
+	}
 	switch {
 	case !full:
 		a.endSweep(ctx, Drained)
 	case sw.idle >= ContendedAfter:
 		a.endSweep(ctx, Contended)
-	case sw.batches >= opts.MaxBatchesPerSweep:
+	case a.boundReached(sw):
 		a.endSweep(ctx, BatchLimit)
 	case a.draining:
 		a.endSweep(ctx, Stopped)
+	case a.cell.paused():
+		a.held = true
+		a.cell.update(func(s *PassStatus) { s.State = StatePaused })
+	case sw.adaptive:
+		a.batchAfter(ctx, a.paceNext())
 	case opts.BatchDelay > 0:
 		a.schedule(ctx, opts.BatchDelay, tickBatch)
 	case hold:
@@ -125,9 +178,9 @@ func (a *passActor) onBatchResult(ctx actor.Context, m *batchResult) {
 // waits for the gate or the slot, so the batch may keep both instead of asking again.
 func (a *passActor) keepsAdmission(m *batchResult, full bool) bool {
 	sw, opts := a.sweep, a.opts()
-	sane := m.rows >= 0 && m.rows+m.skipped <= opts.BatchSize
-	goesOn := full && sw.idle < ContendedAfter && sw.batches+1 < opts.MaxBatchesPerSweep
-	return m.err == nil && sane && goesOn && !a.draining && opts.BatchDelay == 0 && !a.yield
+	sane := m.rows >= 0 && m.rows+m.skipped <= m.size
+	goesOn := full && sw.idle < ContendedAfter && (!opts.Bounded() || sw.batches+1 < opts.MaxBatchesPerSweep)
+	return m.err == nil && sane && goesOn && !sw.adaptive && !a.draining && opts.BatchDelay == 0 && !a.yield && !a.cell.paused()
 }
 
 // fail ends the sweep and hands the error to supervision by panicking with it.
@@ -167,11 +220,15 @@ func (a *passActor) endSweep(ctx actor.Context, reason StopReason) {
 func (a *passActor) endSweepWith(ctx actor.Context, reason StopReason, denied error) {
 	sw := a.sweep
 	a.sweep = nil
-	closePass(sw.pass)
+	a.closePass(sw)
 	now := a.d.clock.Now()
 	good := reason.Succeeded()
+	pace := a.paceSummary(sw)
+	if sw.adaptive {
+		a.stopPacing()
+	}
 	a.d.publish(SweepDone{Name: a.name(), Sweep: sw.id, Cutoff: sw.cutoff, Rows: sw.rows, Skipped: sw.skipped,
-		Batches: sw.batches, WorkRemains: reason.LeavesWork(), Reason: reason, Duration: now.Sub(sw.started), At: now, Denied: denied})
+		Batches: sw.batches, WorkRemains: reason.LeavesWork(), Reason: reason, Duration: now.Sub(sw.started), At: now, Denied: denied, Pace: pace})
 	a.cell.update(func(s *PassStatus) {
 		s.State = StateWaiting
 		s.LastSweepEnded = now
@@ -200,8 +257,19 @@ func (a *passActor) endSweepWith(ctx actor.Context, reason StopReason, denied er
 	}
 }
 
-func closePass(p passes.Pass) {
-	if c, ok := p.(passes.Closer); ok {
-		_ = c.Close()
+// closePass closes the sweep's pass on the batch goroutine, after its last batch and
+// before the next sweep's first: a table pass's Close may run its hygiene (ANALYZE,
+// VACUUM) there, which must not hold up the actor's mailbox. A failure is an event.
+func (a *passActor) closePass(sw *sweepRun) {
+	c, ok := sw.pass.(passes.Closer)
+	if !ok {
+		return
+	}
+	name, id, d := a.name(), sw.id, a.d
+	a.startWorker()
+	a.worker <- func() {
+		if err := c.Close(); err != nil {
+			d.publish(SweepCloseFailed{Name: name, Sweep: id, Err: err})
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"github.com/retentionkit/retention/core/pacing"
 	"github.com/retentionkit/retention/passes"
 	"github.com/retentionkit/retention/supervisor"
 )
@@ -26,6 +27,9 @@ const (
 	StateDisabled PassState = "disabled"
 	// StateStopped: the pass actor stopped (see PassStatus.Degraded).
 	StateStopped PassState = "stopped"
+	// StatePaused: an operator paused the pass and nothing of it runs; a sweep it held
+	// continues on resume.
+	StatePaused PassState = "paused"
 )
 
 // PassStatus is a snapshot of one pass.
@@ -56,6 +60,36 @@ type PassStatus struct {
 	LastError           string
 	// NextSweep is when the next scheduled sweep starts; zero while sweeping or stopped.
 	NextSweep time.Time
+
+	// The pace in force: the registration's, or an operator's override (Override).
+	BatchSize     int
+	BatchDelay    time.Duration
+	SweepInterval time.Duration
+	// PacingOverride is the pace controller an operator set; empty: the registration's.
+	PacingOverride string
+	// Paused is true while an operator holds the pass (see StatePaused: a batch in
+	// flight when the pause came still finishes).
+	Paused bool
+	// Pace is an adaptive pass's current pace; nil until its first adaptive sweep.
+	Pace *PaceStatus
+}
+
+// PaceStatus is an adaptive pass's pace as its controller last chose it.
+type PaceStatus struct {
+	// Pacing is the mode the pass runs in (it may have been switched at run time).
+	Pacing passes.Pacing
+	// Mode is what the controller is doing: learning, growing or backing off.
+	Mode  pacing.Mode
+	Batch int
+	Delay time.Duration
+	// Rate is the rate aimed at, in rows per second.
+	Rate                        float64
+	Baseline, Probe, ReplicaLag time.Duration
+	Blocked                     int
+	// BackingOff is the total time spent backing off since the pass actor started.
+	BackingOff time.Duration
+	Cuts       int
+	LastReason pacing.Reason
 }
 
 // SlotStatus is the admission pool of one database.
@@ -91,11 +125,30 @@ type passCell struct {
 	backoff *time.Duration // set by supervision for the next incarnation to wait
 	gaveUp  error          // set when supervision stops the pass for good
 	gone    chan struct{}  // closed when the pass actor stops for good
+	// override is the operator's; effective is the registration's options with it applied
+	// (nil: none set yet).
+	override  Override
+	effective *passes.Options
+	pacing    passes.Pacing // set by Runtime.SetPacing; "" follows the options
+}
+
+// pacingMode is the pass's pacing now: an override set at run time, or its options'.
+func (c *passCell) pacingMode() passes.Pacing {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.pacing != "" { // an operator's choice wins over the options'
+		return c.pacing
+	}
+	if c.reg.Options.Pacing == "" {
+		return passes.PacingFixed
+	}
+	return c.reg.Options.Pacing
 }
 
 func newPassCell(reg passes.Registration) *passCell {
 	c := &passCell{reg: reg, offset: passes.StaggerOffset(reg.Name, reg.Options.MaxStartupStagger), gone: make(chan struct{})}
-	c.status = PassStatus{Name: reg.Name, Target: reg.TargetKey(), Database: reg.DatabaseName(), State: StateWaiting}
+	c.status = PassStatus{Name: reg.Name, Target: reg.TargetKey(), Database: reg.DatabaseName(), State: StateWaiting,
+		BatchSize: reg.Options.BatchSize, BatchDelay: reg.Options.BatchDelay, SweepInterval: reg.Options.SweepInterval}
 	if !reg.Options.Enabled() {
 		c.status.State = StateDisabled
 	}

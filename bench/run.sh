@@ -6,7 +6,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out=$(mktemp)
 drain=$(mktemp)
-trap 'rm -f "$out" "$drain"' EXIT
+pacing=$(mktemp)
+heap=$(mktemp)
+trap 'rm -f "$out" "$drain" "$pacing" "$heap"' EXIT
 gocmd="go test -run '^\$' -bench . -benchmem -count ${BENCH_COUNT:-3} ./..."
 eval "$gocmd" | tee "$out"
 drain_args="-rows ${BENCH_ROWS:-1000000} -reps ${BENCH_REPS:-3}"
@@ -14,6 +16,23 @@ if [ -n "${BENCH_DRAIN_REPORT:-}" ]; then
   cp "$BENCH_DRAIN_REPORT" "$drain" # a report bench/drain wrote earlier
 else
   go run ./bench/drain $drain_args -out "$drain"
+fi
+# Memory flat in the backlog: the peak heap of draining tables of these sizes (the
+# largest takes a few minutes to build and about 150 MB of disk per million rows).
+if [ -n "${BENCH_HEAP_REPORT:-}" ]; then
+  cp "$BENCH_HEAP_REPORT" "$heap" # a report bench/drain -heap-rows wrote earlier
+else
+  go run ./bench/drain -heap-rows "${BENCH_HEAP_ROWS:-100000,10000000}" -reps "${BENCH_HEAP_REPS:-2}" -out "$heap"
+fi
+# The pacing benchmark (bench/pacing) makes clusters of its own: it needs root,
+# PostgreSQL's server packages and pgbench; BENCH_PACING_ARGS are its flags (its run time
+# is about 15 minutes at the defaults; -pairs and -window shorten it).
+if [ -n "${BENCH_PACING_REPORT:-}" ]; then
+  cp "$BENCH_PACING_REPORT" "$pacing" # a report bench/pacing wrote earlier
+elif [ "$(id -u)" = 0 ] && command -v pg_createcluster >/dev/null && command -v pgbench >/dev/null; then
+  go run ./bench/pacing ${BENCH_PACING_ARGS:-} -out "$pacing"
+else
+  printf '## Pacing (`bench/pacing`)\n\nNot run: it needs root, pg_createcluster and pgbench.\n' > "$pacing"
 fi
 {
   cat bench/benchmarks-intro.md
@@ -31,5 +50,9 @@ fi
   echo '```'
   echo
   sed 's/^## /### /; s/^### \(PostgreSQL\|SQLite\|The metadata\)/#### \1/' "$drain"
+  echo
+  sed 's/^### /#### /; s/^## /### /' "$heap"
+  echo
+  sed 's/^### /#### /; s/^## /### /' "$pacing"
 } > docs/benchmarks.md
 echo "wrote docs/benchmarks.md"

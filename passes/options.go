@@ -37,12 +37,68 @@ type Options struct {
 	// Zero starts every pass at once. Default 1m.
 	MaxStartupStagger time.Duration
 	// MaxBatchesPerSweep bounds one sweep. Reaching it is not an error: the sweep reports
-	// that work remains and the next sweep continues. Default 100.
+	// that work remains and the next sweep continues. Under adaptive pacing, whose
+	// batches are smaller, the bound is the same number of rows: MaxBatchesPerSweep x
+	// BatchSize. Zero (Unbounded) lets one sweep run until the backlog is gone: meant
+	// for adaptive pacing, which keeps the workload's latency bounded while it drains.
+	// Default 100.
 	MaxBatchesPerSweep int
 	// BatchTimeout bounds one PurgeBatch through its context, so a hung batch cannot hold
 	// an admission slot forever; it is reported as cancelled. Zero means no bound.
 	// Default 1m.
 	BatchTimeout time.Duration
+	// Pacing chooses how the pace is set: PacingFixed (BatchSize and BatchDelay as
+	// given) or PacingAdaptive (a controller picks each batch's size up to BatchSize
+	// and each pause from BatchDelay up, from the workload's latency; see
+	// docs/pacing.md). Empty means PacingFixed.
+	Pacing Pacing
+	// MaxReplicaLag is the replica lag above which an adaptive pass backs off. Zero
+	// means DefaultMaxReplicaLag (1s).
+	MaxReplicaLag time.Duration
+}
+
+// Unbounded is the MaxBatchesPerSweep of a sweep that runs until the backlog is gone.
+const Unbounded = 0
+
+// DefaultMaxReplicaLag is Options.MaxReplicaLag when it is zero.
+const DefaultMaxReplicaLag = time.Second
+
+// Pacing is how a pass's pace is set.
+type Pacing string
+
+// The pacing modes.
+const (
+	// PacingFixed deletes BatchSize rows per batch and pauses BatchDelay: the pace the
+	// operator chose, whatever the database is going through.
+	PacingFixed Pacing = "fixed"
+	// PacingAdaptive lets a controller pick the pace within those bounds from the
+	// workload's latency, the sessions the sweep blocks and replica lag.
+	PacingAdaptive Pacing = "adaptive"
+)
+
+// ParsePacing reads a pacing mode as configuration spells it; "" is PacingFixed.
+func ParsePacing(s string) (Pacing, error) {
+	switch Pacing(s) {
+	case "", PacingFixed:
+		return PacingFixed, nil
+	case PacingAdaptive:
+		return PacingAdaptive, nil
+	}
+	return "", fmt.Errorf("want %q or %q, got %q", PacingFixed, PacingAdaptive, s)
+}
+
+// Adaptive reports whether the pass is paced by the controller.
+func (o Options) Adaptive() bool { return o.Pacing == PacingAdaptive }
+
+// Bounded reports whether a sweep ends at MaxBatchesPerSweep.
+func (o Options) Bounded() bool { return o.MaxBatchesPerSweep != Unbounded }
+
+// ReplicaLagLimit is MaxReplicaLag with its default.
+func (o Options) ReplicaLagLimit() time.Duration {
+	if o.MaxReplicaLag <= 0 {
+		return DefaultMaxReplicaLag
+	}
+	return o.MaxReplicaLag
 }
 
 // DefaultOptions returns the defaults: no retention (so no sweep), batches of 500, no
@@ -100,8 +156,14 @@ func (o Options) Validate(name string) error {
 	if o.MaxStartupStagger < 0 {
 		add("max_startup_stagger", "must not be negative, got %v", o.MaxStartupStagger)
 	}
-	if o.MaxBatchesPerSweep < 1 {
-		add("max_batches_per_sweep", "must be at least 1, got %d", o.MaxBatchesPerSweep)
+	if o.MaxBatchesPerSweep < 0 {
+		add("max_batches_per_sweep", "must not be negative, got %d (0 means unbounded)", o.MaxBatchesPerSweep)
+	}
+	if _, err := ParsePacing(string(o.Pacing)); err != nil {
+		add("pacing", "%v", err)
+	}
+	if o.MaxReplicaLag < 0 {
+		add("max_replica_lag", "must not be negative, got %v (0 means %v)", o.MaxReplicaLag, DefaultMaxReplicaLag)
 	}
 	if o.BatchTimeout < 0 {
 		add("batch_timeout", "must not be negative, got %v (0 means no bound)", o.BatchTimeout)

@@ -47,14 +47,14 @@ func TestEffectiveInterval(t *testing.T) {
 func TestValidateReportsEveryProblemNamingThePass(t *testing.T) {
 	o := passes.Options{
 		RetentionPeriod: passes.Retain(-time.Hour), BatchSize: 0, BatchDelay: -1, SweepInterval: 0,
-		MaxStartupStagger: -1, MaxBatchesPerSweep: 0, BatchTimeout: -1,
+		MaxStartupStagger: -1, MaxBatchesPerSweep: -1, BatchTimeout: -1, Pacing: "fast", MaxReplicaLag: -1,
 	}
 	err := o.Validate("audit-log")
 	var ve *core.ValidationError
 	if !errors.As(err, &ve) {
 		t.Fatalf("Validate = %v, want a *core.ValidationError", err)
 	}
-	want := []string{"retention_period", "batch_size", "batch_delay", "sweep_interval", "max_startup_stagger", "max_batches_per_sweep", "batch_timeout"}
+	want := []string{"retention_period", "batch_size", "batch_delay", "sweep_interval", "max_startup_stagger", "max_batches_per_sweep", "batch_timeout", "pacing", "max_replica_lag"}
 	if len(ve.Fields) != len(want) {
 		t.Fatalf("fields = %v, want %v", ve.Fields, want)
 	}

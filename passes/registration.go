@@ -26,6 +26,9 @@ type Registration struct {
 	// Database names the admission pool that bounds concurrent deletes; passes on one
 	// database share its limit. Empty means DefaultDatabase.
 	Database string
+	// Signals pace the pass when its Options.Pacing is adaptive; nil paces it by its
+	// batch times alone. A table pass's Registration sets them.
+	Signals PaceSignals
 	// Group puts the pass in an all-for-one supervision group: when one member fails,
 	// every member is restarted. Empty means the pass is supervised on its own.
 	Group string

@@ -99,7 +99,7 @@ func (t *Table) Name() string { return t.name }
 // Registration returns the pass's registration with opts; its target is the table, so
 // two passes on one table never run a batch at once.
 func (t *Table) Registration(opts Options) Registration {
-	return Registration{Name: t.name, New: t.Factory(), Options: opts, Target: t.spec.Table}
+	return Registration{Name: t.name, New: t.Factory(), Options: opts, Target: t.spec.Table, Signals: t.Signals()}
 }
 
 // Factory returns a factory that builds a fresh sweeper (with its own cursor) per sweep.

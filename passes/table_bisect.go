@@ -108,9 +108,6 @@ func (t *Table) deleteKeys(ctx context.Context, db bun.IDB, keys [][]any, cut cu
 	var deleted [][]any
 	err := TxUnitOfWork{DB: db}.Execute(ctx, func(ctx context.Context) error {
 		tx := DB(ctx, db)
-		if err := t.setStatementTimeout(ctx, tx); err != nil {
-			return err
-		}
 		locked, err := t.lock(ctx, tx, keys, cut, lay)
 		if err != nil || len(locked) == 0 {
 			deleted = nil

@@ -46,9 +46,6 @@ func (t *Table) deleteNextInTx(ctx context.Context, db bun.IDB, n int, cut cutof
 	err = TxUnitOfWork{DB: db}.Execute(ctx, func(ctx context.Context) error {
 		read, deleted = nil, nil
 		tx := DB(ctx, db)
-		if err := t.setStatementTimeout(ctx, tx); err != nil {
-			return err
-		}
 		cands, err := t.candidates(ctx, tx, n, cut, pos, true, lay)
 		if err != nil || len(cands) == 0 {
 			return err
@@ -75,14 +72,6 @@ func (t *Table) deleteNextInTx(ctx context.Context, db bun.IDB, n int, cut cutof
 		return nil, nil, err
 	}
 	return read, deleted, nil
-}
-
-func (t *Table) setStatementTimeout(ctx context.Context, tx bun.IDB) error {
-	if !t.postgres || t.spec.StatementTimeout <= 0 {
-		return nil
-	}
-	_, err := tx.ExecContext(ctx, fmt.Sprintf("SET LOCAL statement_timeout = %d", statementTimeoutMillis(t.spec.StatementTimeout)))
-	return err
 }
 
 // statementTimeoutMillis is d in PostgreSQL's whole milliseconds, rounded up: truncating

@@ -58,6 +58,11 @@ func (t *Table) ValidateStartup(ctx context.Context) validation.StartupResult {
 			fail("key %s (%s) is not unique (no primary key or unique index on these columns): batches delete by key", t.spec.Table, key)
 		}
 		t.checkConditions(ctx, fail)
+		if t.spec.ProbeQuery != "" {
+			if err := t.Signals().Probe(ctx); err != nil {
+				fail("probe_query: %v", err)
+			}
+		}
 		t.checkSetNull(ctx, fail)
 		t.checkTimestamp(ctx, fail, warn)
 		t.indexWarnings(ctx, warn)

@@ -3,7 +3,9 @@ package passes
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -23,7 +25,18 @@ type tableSweep struct {
 	due            map[string]bool // quarantined keys (KeyText) due for another try
 	pg             *pinnedSweep    // PostgreSQL: one connection for the sweep (and its lock)
 	pid            int             // its backend, to cancel a statement with
+	// For the hygiene after a big sweep (table_hygiene.go): rows deleted so far, and the
+	// table's size estimate when the sweep began (PostgreSQL).
+	deleted    int
+	sizeBefore float64
+	sizeRead   bool
+	backend    atomic.Int64 // pid, for the pacing signals' goroutine
+	// cancelStatement asks the server to cancel the sweep's running statement.
+	cancelStatement func()
 }
+
+// BackendPID returns the sweep connection's backend, 0 before the first batch.
+func (s *tableSweep) BackendPID() int { return int(s.backend.Load()) }
 
 // conn returns what the batch runs on. On PostgreSQL that is one connection held for the
 // sweep, whose backend pid is known, because pgdriver does not interrupt a running
@@ -37,7 +50,12 @@ func (s *tableSweep) conn(ctx context.Context) (bun.IDB, error) {
 		if err != nil {
 			return nil, err
 		}
+		if p.pid, err = s.t.pinSession(ctx, p.conn); err != nil {
+			discard(p.conn) // the lock, if taken, goes with the connection
+			return nil, err
+		}
 		s.pg, s.pid = p, p.pid
+		s.backend.Store(int64(s.pid))
 	}
 	return s.pg.conn, nil
 }
@@ -45,24 +63,41 @@ func (s *tableSweep) conn(ctx context.Context) (bun.IDB, error) {
 // cancelOnDone cancels the sweep connection's running statement on the server when ctx
 // ends (a batch timeout, a stop past its grace period), and returns the function that
 // disarms it.
+// The function that cancels is built once per sweep (it only depends on the backend),
+// so arming the watcher costs one registration per batch and no closure.
 func (s *tableSweep) cancelOnDone(ctx context.Context) func() bool {
-	if s.pg == nil {
-		return func() bool { return false }
+	if s.pg == nil || ctx.Done() == nil {
+		return disarmed
 	}
-	db, pid := s.t.db, s.pid
-	return context.AfterFunc(ctx, func() {
-		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_, _ = db.ExecContext(cctx, "SELECT pg_cancel_backend(?)", pid)
-	})
+	if s.cancelStatement == nil {
+		db, pid := s.t.db, s.pid
+		s.cancelStatement = func() {
+			cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_, _ = db.ExecContext(cctx, "SELECT pg_cancel_backend(?)", pid)
+		}
+	}
+	return context.AfterFunc(ctx, s.cancelStatement)
 }
 
-// Close gives the sweep's lock and connection back.
+func disarmed() bool { return false }
+
+// Close runs the hygiene of a big sweep and gives the sweep's lock and connection back.
+// The lock stays held through the hygiene, so no other member sweeps the table while
+// it is being analyzed or vacuumed.
 func (s *tableSweep) Close() error {
 	if s.pg == nil {
-		return nil
+		return s.afterSweep(nil)
 	}
-	err := s.pg.release()
+	err := resetSession(s.pg.conn)
+	if err != nil {
+		// No other user may inherit the sweep's settings: the connection (and the lock
+		// with it) is closed instead of going back to the pool.
+		discard(s.pg.conn)
+		s.pg = nil
+		return err
+	}
+	err = errors.Join(s.afterSweep(&s.pg.conn), s.pg.release())
 	s.pg = nil
 	return err
 }
@@ -75,6 +110,12 @@ type candidate struct {
 
 // PurgeBatch deletes the next batch; see Table.
 func (s *tableSweep) PurgeBatch(ctx context.Context, batchSize int, olderThan time.Time) (int, error) {
+	n, err := s.purgeBatch(ctx, batchSize, olderThan)
+	s.deleted += n
+	return n, err
+}
+
+func (s *tableSweep) purgeBatch(ctx context.Context, batchSize int, olderThan time.Time) (int, error) {
 	t := s.t
 	if t.spec.StatementTimeout > 0 && !t.postgres {
 		var cancel context.CancelFunc
@@ -87,6 +128,9 @@ func (s *tableSweep) PurgeBatch(ctx context.Context, batchSize int, olderThan ti
 	}
 	if s.layout == nil {
 		if s.layout, err = t.readLayout(ctx, db); err != nil {
+			return 0, fmt.Errorf("pass %q: %w", t.name, err)
+		}
+		if err := s.readTableSize(ctx, db); err != nil {
 			return 0, fmt.Errorf("pass %q: %w", t.name, err)
 		}
 	}
@@ -125,9 +169,11 @@ func (s *tableSweep) PurgeBatch(ctx context.Context, batchSize int, olderThan ti
 }
 
 // singleStatement reports whether a batch can be one statement: no children to handle
-// first and no statement timeout to set, so no explicit transaction is needed.
+// first, so no explicit transaction is needed. A statement timeout does not need one:
+// PostgreSQL's is set on the sweep's connection (pinSession), SQLite's is the batch's
+// context.
 func (t *Table) singleStatement() bool {
-	return len(t.children) == 0 && t.spec.StatementTimeout == 0
+	return len(t.children) == 0
 }
 
 // advance moves the cursor to the greatest (timestamp, key) of the batch: its last row

@@ -92,12 +92,42 @@ type TableSpec struct {
 	// database check it). It is TRUSTED SQL: it must come from the operator's own
 	// configuration, never from a user.
 	Where string
+	// ProbeQuery is the query an adaptive pass times to see the workload's latency;
+	// empty means a lookup of the table's newest key (see Table.Signals). TRUSTED SQL,
+	// like Where: one SELECT (or WITH) with the same rules, run as given.
+	ProbeQuery string
 	// Children are the tables that reference the swept table's key.
 	Children []ChildSpec
 	// StatementTimeout bounds each statement of a batch (PostgreSQL's statement_timeout;
 	// on SQLite the whole batch's context). Zero means no bound beyond the batch's.
 	StatementTimeout time.Duration
+	// SynchronousCommit is PostgreSQL's synchronous_commit for the sweep's connection;
+	// empty means DefaultSynchronousCommit ("off"). A sweep's commit then returns before
+	// its WAL reaches the disk. That is safe for a retention pass: a crash can lose only
+	// the last few hundred milliseconds of committed deletes, whose rows are still
+	// expired and are deleted again by the next sweep; nothing is ever lost that should
+	// be kept. Set "on" (or "remote_apply", ...) when something downstream must not see
+	// a delete that a crash could undo. SQLite ignores it (its DSN sets synchronous).
+	SynchronousCommit string
+	// AnalyzeAfterShare is the share of the table's rows a sweep must delete for the
+	// table to be analyzed when it ends (see table_hygiene.go); zero means
+	// DefaultAnalyzeAfterShare (0.1), a negative value never.
+	AnalyzeAfterShare float64
+	// VacuumAfter also vacuums the table after such a sweep: plain VACUUM on
+	// PostgreSQL, PRAGMA incremental_vacuum on a SQLite database with
+	// auto_vacuum = incremental.
+	VacuumAfter bool
+	// VacuumTimeout bounds that hygiene (ANALYZE and VACUUM, as PostgreSQL's
+	// statement_timeout); zero means DefaultVacuumTimeout.
+	VacuumTimeout time.Duration
 }
+
+// DefaultSynchronousCommit is the synchronous_commit a sweep's connection uses when its
+// TableSpec names none: asynchronous commits, for the reason SynchronousCommit gives.
+const DefaultSynchronousCommit = "off"
+
+// synchronousCommitValues are the settings PostgreSQL accepts for synchronous_commit.
+var synchronousCommitValues = []string{"off", "local", "remote_write", "on", "remote_apply"}
 
 // Validate returns every problem with the spec at once, each naming the pass and the
 // field in configuration spelling (children[0].foreign_key, ...).
@@ -144,12 +174,26 @@ func (s TableSpec) Validate(name string) error {
 			add("where", "%s", problem)
 		}
 	}
+	if s.ProbeQuery != "" {
+		if problem := checkProbeQuery(s.ProbeQuery); problem != "" {
+			add("probe_query", "%s", problem)
+		}
+	}
 	switch {
 	case s.StatementTimeout < 0:
 		add("statement_timeout", "must not be negative, got %v", s.StatementTimeout)
 	case s.StatementTimeout > 0 && s.StatementTimeout < time.Millisecond:
 		// PostgreSQL counts whole milliseconds and reads 0 as "no timeout".
 		add("statement_timeout", "must be 0 (no timeout) or at least 1ms, got %v", s.StatementTimeout)
+	}
+	if s.SynchronousCommit != "" && !slices.Contains(synchronousCommitValues, s.SynchronousCommit) {
+		add("synchronous_commit", "must be one of %s, got %s", strings.Join(synchronousCommitValues, ", "), quoteForMessage(s.SynchronousCommit))
+	}
+	if s.AnalyzeAfterShare > 1 {
+		add("analyze_after_share", "must be at most 1 (a share of the table's rows), got %v", s.AnalyzeAfterShare)
+	}
+	if s.VacuumTimeout < 0 {
+		add("vacuum_timeout", "must not be negative, got %v", s.VacuumTimeout)
 	}
 	validateChildren(s.Children, "children", len(s.keyColumns()), true, add, identifier)
 	if len(fields) == 0 {

@@ -14,9 +14,7 @@ import (
 )
 
 const (
-	ledgerTemplateDB = "retention_bench_ledger_tpl"
-	ledgerBenchDB    = "retention_bench_ledger"
-	ledgerPrefix     = "retention_"
+	ledgerPrefix = "retention_"
 )
 
 // ledgerReport measures the metadata cleanup on PostgreSQL: N runs of an internal name,
@@ -55,11 +53,11 @@ func ledgerReport(ctx context.Context, c config, report *strings.Builder) error 
 
 func buildLedgerTemplate(ctx context.Context, admin *bun.DB, c config) error {
 	var exists bool
-	if err := admin.NewRaw("SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = ?)", ledgerTemplateDB).Scan(ctx, &exists); err != nil {
+	if err := admin.NewRaw("SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = ?)", (c.dbPrefix+"_ledger_tpl")).Scan(ctx, &exists); err != nil {
 		return err
 	}
 	if exists {
-		db, err := passes.Open(ctx, passes.DriverPostgres, withDatabase(c.adminDSN, ledgerTemplateDB))
+		db, err := passes.Open(ctx, passes.DriverPostgres, withDatabase(c.adminDSN, (c.dbPrefix+"_ledger_tpl")))
 		if err == nil {
 			var n int
 			err = db.NewRaw("SELECT count(*) FROM "+ledgerPrefix+"metadata").Scan(ctx, &n)
@@ -68,15 +66,15 @@ func buildLedgerTemplate(ctx context.Context, admin *bun.DB, c config) error {
 				return nil
 			}
 		}
-		if _, err := admin.ExecContext(ctx, "DROP DATABASE "+ledgerTemplateDB+" WITH (FORCE)"); err != nil {
+		if _, err := admin.ExecContext(ctx, "DROP DATABASE "+(c.dbPrefix+"_ledger_tpl")+" WITH (FORCE)"); err != nil {
 			return err
 		}
 	}
 	fmt.Fprintf(os.Stderr, "drain: building the %d-run ledger template\n", c.rows)
-	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+ledgerTemplateDB); err != nil {
+	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+(c.dbPrefix+"_ledger_tpl")); err != nil {
 		return err
 	}
-	db, err := passes.Open(ctx, passes.DriverPostgres, withDatabase(c.adminDSN, ledgerTemplateDB))
+	db, err := passes.Open(ctx, passes.DriverPostgres, withDatabase(c.adminDSN, (c.dbPrefix+"_ledger_tpl")))
 	if err != nil {
 		return err
 	}
@@ -103,13 +101,13 @@ func buildLedgerTemplate(ctx context.Context, admin *bun.DB, c config) error {
 }
 
 func ledgerRun(ctx context.Context, admin *bun.DB, c config, batch int) (result, error) {
-	if _, err := admin.ExecContext(ctx, "DROP DATABASE IF EXISTS "+ledgerBenchDB+" WITH (FORCE)"); err != nil {
+	if _, err := admin.ExecContext(ctx, "DROP DATABASE IF EXISTS "+(c.dbPrefix+"_ledger")+" WITH (FORCE)"); err != nil {
 		return result{}, err
 	}
-	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+ledgerBenchDB+" TEMPLATE "+ledgerTemplateDB+" STRATEGY FILE_COPY"); err != nil {
+	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+(c.dbPrefix+"_ledger")+" TEMPLATE "+(c.dbPrefix+"_ledger_tpl")+" STRATEGY FILE_COPY"); err != nil {
 		return result{}, err
 	}
-	db, err := passes.Open(ctx, passes.DriverPostgres, withDatabase(c.adminDSN, ledgerBenchDB))
+	db, err := passes.Open(ctx, passes.DriverPostgres, withDatabase(c.adminDSN, (c.dbPrefix+"_ledger")))
 	if err != nil {
 		return result{}, err
 	}

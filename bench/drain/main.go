@@ -5,13 +5,15 @@
 //	go run ./bench/drain -out /tmp/drain.md            # what make bench runs
 //
 // It needs PostgreSQL (-admin-dsn, a superuser that may create databases) and pgbench on
-// the PATH; it creates and drops the databases retention_bench_tpl and retention_bench.
+// the PATH; it creates and drops the databases retention_bench_tpl and retention_bench
+// (and the ledger's; -db-prefix renames them all).
 package main
 
 import (
 	"context"
 	"flag"
 	"fmt"
+	"net/url"
 	"os"
 	"os/signal"
 	"runtime/pprof"
@@ -30,6 +32,10 @@ type config struct {
 	only       string
 	ledgerOnly bool
 	profile    string
+	dbPrefix   string
+	heapRows   []int
+	skipLedger bool
+	skipSQLite bool
 }
 
 func main() {
@@ -43,8 +49,25 @@ func main() {
 	flag.BoolVar(&c.skipPG, "skip-postgres", false, "measure SQLite only")
 	flag.BoolVar(&c.ledgerOnly, "ledger-only", false, "measure only the ledger's metadata cleanup (PostgreSQL)")
 	flag.StringVar(&c.only, "only", "", "run only the variants whose name contains this (the plain loop and unbounded DELETE always run: the ratios need them)")
+	flag.StringVar(&c.dbPrefix, "db-prefix", "retention_bench", "name of the bench database; its template and the ledger's take this prefix")
+	heapRows := flag.String("heap-rows", "", "measure only the peak heap of draining tables of these sizes (comma-separated row counts), on PostgreSQL")
+	flag.BoolVar(&c.skipLedger, "skip-ledger", false, "leave out the ledger's metadata cleanup")
+	flag.BoolVar(&c.skipSQLite, "skip-sqlite", false, "leave out SQLite")
 	flag.StringVar(&c.profile, "cpuprofile", "", "write a CPU profile of the whole run here")
 	flag.Parse()
+	// The driver's default read timeout (10s) is shorter than a template build or a
+	// CHECKPOINT on a busy machine.
+	if u, err := url.Parse(c.adminDSN); err == nil && u.Query().Get("read_timeout") == "" {
+		c.adminDSN = withQuery(c.adminDSN, "read_timeout", "30m")
+	}
+	if *heapRows != "" {
+		rows, err := parseRows(*heapRows)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "drain:", err)
+			os.Exit(2)
+		}
+		c.heapRows = rows
+	}
 	if c.profile != "" {
 		f, err := os.Create(c.profile)
 		if err == nil && pprof.StartCPUProfile(f) == nil {
@@ -81,6 +104,14 @@ func run(ctx context.Context, c config) error {
 		args = append(args, os.Args[i])
 	}
 	command := "go run ./bench/drain " + strings.Join(args, " ")
+	if len(c.heapRows) > 0 {
+		fmt.Fprintf(&report, "## Memory while draining\n\nProduced by `%s` on %s: median of %d runs (min-max).\n\n",
+			strings.TrimSpace(command), time.Now().UTC().Format("2006-01-02"), c.reps)
+		if err := heapReport(ctx, c, &report); err != nil {
+			return err
+		}
+		return writeReport(c, report.String())
+	}
 	fmt.Fprintf(&report, "## Draining a backlog\n\nProduced by `%s` on %s: %d rows, 90%% expired, median of %d runs (min-max).\n\n",
 		strings.TrimSpace(command), time.Now().UTC().Format("2006-01-02"), c.rows, c.reps)
 	if c.ledgerOnly {
@@ -94,10 +125,15 @@ func run(ctx context.Context, c config) error {
 			fmt.Fprintf(&report, "PostgreSQL part not run: %v\n\n", err)
 			fmt.Fprintln(os.Stderr, "drain: postgres:", err)
 		}
-		if err := ledgerReport(ctx, c, &report); err != nil {
-			fmt.Fprintf(&report, "Ledger cleanup part not run: %v\n\n", err)
-			fmt.Fprintln(os.Stderr, "drain: ledger:", err)
+		if !c.skipLedger {
+			if err := ledgerReport(ctx, c, &report); err != nil {
+				fmt.Fprintf(&report, "Ledger cleanup part not run: %v\n\n", err)
+				fmt.Fprintln(os.Stderr, "drain: ledger:", err)
+			}
 		}
+	}
+	if c.skipSQLite {
+		return writeReport(c, report.String())
 	}
 	if err := sqliteReport(ctx, c, &report); err != nil {
 		return err

@@ -19,10 +19,10 @@ import (
 	"github.com/retentionkit/retention/passes"
 )
 
-const (
-	templateDB = "retention_bench_tpl"
-	benchDB    = "retention_bench"
-)
+// The databases a run creates and drops are named after config.dbPrefix (-db-prefix),
+// so two people measuring on one server do not drop each other's.
+func (c config) templateDB() string { return c.dbPrefix + "_tpl" }
+func (c config) benchDB() string    { return c.dbPrefix }
 
 // pgEpoch is the first row's timestamp; row i is i*10s later, so the cutoff at row
 // 0.9*N leaves 90% of the table expired.
@@ -44,6 +44,10 @@ func pgVariants() []variant {
 		{"table pass on the runtime (keyset)", 500, drainWithRuntime(500)},
 		{"same pass, plain loop, no runtime", 5000, drainPlainLoop(5000)},
 		{"table pass on the runtime (keyset)", 5000, drainWithRuntime(5000)},
+		{"same pass, plain loop, no runtime", 10000, drainPlainLoop(10000)},
+		{"plain loop, synchronous_commit on", 500, drainPlainLoopDurable(500)},
+		{"plain loop, synchronous_commit on", 5000, drainPlainLoopDurable(5000)},
+		{"table pass on the runtime (keyset)", 10000, drainWithRuntime(10000)},
 		{"re-select from the start each batch", 500, drainReselect(500)},
 		{"single DELETE ... IN (SELECT ... LIMIT n)", 500, drainSingleStatement(500)},
 		{"single DELETE ... IN (SELECT ... LIMIT n)", 10000, drainSingleStatement(10000)},
@@ -88,11 +92,11 @@ func postgresReport(ctx context.Context, c config, report *strings.Builder) erro
 
 func buildTemplate(ctx context.Context, admin *bun.DB, c config) error {
 	var exists bool
-	if err := admin.NewRaw("SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = ?)", templateDB).Scan(ctx, &exists); err != nil {
+	if err := admin.NewRaw("SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = ?)", c.templateDB()).Scan(ctx, &exists); err != nil {
 		return err
 	}
 	if exists {
-		db, err := passes.Open(ctx, passes.DriverPostgres, withDatabase(c.adminDSN, templateDB))
+		db, err := passes.Open(ctx, passes.DriverPostgres, withDatabase(c.adminDSN, c.templateDB()))
 		if err == nil {
 			var n int
 			err = db.NewRaw("SELECT count(*) FROM audit_log").Scan(ctx, &n)
@@ -101,15 +105,15 @@ func buildTemplate(ctx context.Context, admin *bun.DB, c config) error {
 				return nil
 			}
 		}
-		if _, err := admin.ExecContext(ctx, "DROP DATABASE "+templateDB+" WITH (FORCE)"); err != nil {
+		if _, err := admin.ExecContext(ctx, "DROP DATABASE "+c.templateDB()+" WITH (FORCE)"); err != nil {
 			return err
 		}
 	}
 	fmt.Fprintf(os.Stderr, "drain: building the %d-row template database\n", c.rows)
-	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+templateDB); err != nil {
+	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+c.templateDB()); err != nil {
 		return err
 	}
-	db, err := passes.Open(ctx, passes.DriverPostgres, withDatabase(c.adminDSN, templateDB))
+	db, err := passes.Open(ctx, passes.DriverPostgres, withDatabase(c.adminDSN, c.templateDB()))
 	if err != nil {
 		return err
 	}
@@ -142,13 +146,13 @@ func withDatabase(dsn, name string) string {
 // pgRun recreates the bench database from the template, starts the OLTP load, runs the
 // variant (nil: no drain, the baseline) and measures both.
 func pgRun(ctx context.Context, admin *bun.DB, c config, cutoff time.Time, v *variant) (result, error) {
-	if _, err := admin.ExecContext(ctx, "DROP DATABASE IF EXISTS "+benchDB+" WITH (FORCE)"); err != nil {
+	if _, err := admin.ExecContext(ctx, "DROP DATABASE IF EXISTS "+c.benchDB()+" WITH (FORCE)"); err != nil {
 		return result{}, err
 	}
-	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+benchDB+" TEMPLATE "+templateDB+" STRATEGY FILE_COPY"); err != nil {
+	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+c.benchDB()+" TEMPLATE "+c.templateDB()+" STRATEGY FILE_COPY"); err != nil {
 		return result{}, err
 	}
-	dsn := withDatabase(c.adminDSN, benchDB)
+	dsn := withDatabase(c.adminDSN, c.benchDB())
 	db, err := passes.Open(ctx, passes.DriverPostgres, dsn)
 	if err != nil {
 		return result{}, err
@@ -208,6 +212,7 @@ func startLoad(ctx context.Context, dsn string, rate, rows int) (*load, error) {
 	if err := os.WriteFile(script, fmt.Appendf(nil, oltpScript, rows), 0o644); err != nil {
 		return nil, err
 	}
+	dsn = withoutQuery(dsn, "read_timeout") // the Go driver's parameter; libpq refuses it
 	cmd := exec.CommandContext(ctx, "pgbench", "-n", "-c", "4", "-j", "2", "-R", strconv.Itoa(rate), "-T", "600",
 		"-f", script, "-l", "--log-prefix="+filepath.Join(dir, "log"), dsn)
 	cmd.Dir = dir

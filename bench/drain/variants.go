@@ -61,6 +61,18 @@ func drainWithRuntime(batch int) func(context.Context, *bun.DB, time.Time) (int6
 	}
 }
 
+// drainPlainLoopDurable is drainPlainLoop with every commit waiting for its WAL flush
+// (synchronous_commit = on, the server's default), beside the pass's default off.
+func drainPlainLoopDurable(batch int) func(context.Context, *bun.DB, time.Time) (int64, time.Duration, error) {
+	return func(ctx context.Context, db *bun.DB, cutoff time.Time) (int64, time.Duration, error) {
+		tbl, err := passes.NewTable(db, "audit-log", passes.TableSpec{Table: "audit_log", Key: "id", Timestamp: "occurred_at", SynchronousCommit: "on"})
+		if err != nil {
+			return 0, 0, err
+		}
+		return timed(func() (int64, error) { return plainLoop(ctx, tbl, batch, cutoff) })
+	}
+}
+
 // drainPlainLoop calls the same pass in a loop, without the runtime.
 func drainPlainLoop(batch int) func(context.Context, *bun.DB, time.Time) (int64, time.Duration, error) {
 	return func(ctx context.Context, db *bun.DB, cutoff time.Time) (int64, time.Duration, error) {

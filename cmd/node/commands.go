@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/retentionkit/retention/node/config"
+	"github.com/retentionkit/retention/node/live"
 	"github.com/retentionkit/retention/passes"
 	"github.com/retentionkit/retention/passes/ledger"
 )
@@ -138,13 +140,17 @@ func retryCommand(o *options) *cobra.Command {
 func settingsCommand(o *options) *cobra.Command {
 	settings := &cobra.Command{Use: "settings", Short: "Change runtime settings every node reads from the ledger"}
 	settings.AddCommand(&cobra.Command{
-		Use:     "set KEY VALUE",
-		Short:   "Set a runtime setting (metadata_cleanup.retention_period)",
-		Example: "  retention settings set --config retention.yaml metadata_cleanup.retention_period 2h",
-		Args:    exactArgs(2),
+		Use:   "set KEY VALUE",
+		Short: "Set a runtime setting (metadata_cleanup.retention_period, pass.NAME.batch_size|batch_delay|sweep_interval|pacing)",
+		Example: "  retention settings set --config retention.yaml metadata_cleanup.retention_period 2h\n" +
+			"  retention settings set --config retention.yaml pass.audit-log.batch_size 200",
+		Args: exactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if strings.HasPrefix(args[0], ledger.PassSettingPrefix) {
+				return o.setPassSetting(cmd.Context(), args[0], args[1])
+			}
 			if args[0] != ledger.SettingCleanupRetention {
-				return usageError{fmt.Errorf("settings: unknown key %q (known: %s)", args[0], ledger.SettingCleanupRetention)}
+				return usageError{fmt.Errorf("settings: unknown key %q (known: %s, or pass.NAME.FIELD with FIELD one of %s)", args[0], ledger.SettingCleanupRetention, strings.Join(live.Fields, ", "))}
 			}
 			d, err := config.ParseDuration(args[1])
 			if err != nil || d <= 0 {
@@ -159,6 +165,7 @@ func settingsCommand(o *options) *cobra.Command {
 			})
 		},
 	})
+	settings.AddCommand(settingsUnsetCommand(o))
 	return settings
 }
 
@@ -171,6 +178,10 @@ func statusCommand(o *options) *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return o.withNode(cmd.Context(), func(n *node) error {
 				if err := n.printStatus(cmd.Context(), tabwriter.NewWriter(o.stdout, 0, 2, 2, ' ', 0)); err != nil {
+					return err
+				}
+				fmt.Fprintln(o.stdout)
+				if err := n.printLive(cmd.Context(), o.stdout); err != nil {
 					return err
 				}
 				fmt.Fprintln(o.stdout)
@@ -214,5 +225,8 @@ func (n *node) printStatus(ctx context.Context, w *tabwriter.Writer) error {
 		}
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.Name(), backlog, kept, quarantined(t.Name()), last, state, rows, skipped, reason, failed, next)
 	}
-	return w.Flush()
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	return n.printPacing(w)
 }

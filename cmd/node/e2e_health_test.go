@@ -268,7 +268,15 @@ func TestEveryMetricExistsAtZeroFromStart(t *testing.T) {
 		"retention_batch_duration_seconds": true, "retention_last_success_timestamp_seconds": true,
 		"retention_consecutive_failures": true, "retention_pass_degraded": true,
 	}
+	// Series this pass cannot have: the table statistics exist on PostgreSQL only (this
+	// node is SQLite), the pace gauges for adaptive passes only (this one is fixed).
+	notThisPass := func(name string) bool {
+		return strings.HasPrefix(name, "retention_table_") || strings.HasPrefix(name, "retention_pace_")
+	}
 	for _, m := range emittedMetrics(t) {
+		if notThisPass(m.name) {
+			continue
+		}
 		series := m.name
 		if m.kind == "histogram" {
 			series += "_count"

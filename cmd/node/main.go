@@ -99,6 +99,7 @@ func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(
 		runCommand(o), sweepCommand(o), validateCommand(o), migrateCommand(o),
 		statusCommand(o), triggerCommand(o), retryCommand(o), settingsCommand(o), quarantineCommand(o),
+		pauseCommand(o), resumeCommand(o),
 	)
 	addVersion(root)
 	return root

@@ -38,5 +38,8 @@ func (n *node) registry(rt *actors.Runtime, m *metrics.Observer) (*prometheus.Re
 	if err := reg.Register(backlog); err != nil {
 		return nil, nil, err
 	}
+	if err := reg.Register(metrics.NewVacuumCollector(tables)); err != nil {
+		return nil, nil, err
+	}
 	return reg, backlog, nil
 }

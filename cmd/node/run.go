@@ -15,6 +15,7 @@ import (
 
 	"github.com/retentionkit/retention/actors"
 	"github.com/retentionkit/retention/node/admin"
+	"github.com/retentionkit/retention/node/live"
 	"github.com/retentionkit/retention/node/metrics"
 )
 
@@ -80,7 +81,9 @@ func (o *options) run(ctx context.Context) error {
 	pollCtx, cancelPolling := context.WithCancel(ctx)
 	defer cancelPolling()
 	polled := make(chan struct{})
+	var settings *live.Poller
 	if n.ledger != nil {
+		settings = n.liveSettings(pollCtx, rt)
 		go func() {
 			defer close(polled)
 			(&actors.WorkQueuePoller{Runtime: rt, Ledger: n.ledger}).Run(pollCtx)
@@ -90,7 +93,13 @@ func (o *options) run(ctx context.Context) error {
 	}
 	// stopPolling waits for a poll in flight to close its run (it bounds its own writes),
 	// so the process never exits with the poll's run InProgress.
-	stopPolling := func() { cancelPolling(); <-polled }
+	stopPolling := func() {
+		cancelPolling()
+		<-polled
+		if settings != nil {
+			settings.Stop()
+		}
+	}
 	n.log.WithField("passes", len(rt.PassNames())).Info("node running")
 
 	sig := <-signals
@@ -113,6 +122,18 @@ func (o *options) run(ctx context.Context) error {
 		return errors.New("stopped with passes that supervision had given up on")
 	}
 	return nil
+}
+
+// liveSettings applies the operators' live settings stored in the ledger (node/live)
+// once, before any pass's first sweep is due (the startup stagger), then every few
+// seconds until the returned poller is stopped.
+func (n *node) liveSettings(ctx context.Context, rt *actors.Runtime) *live.Poller {
+	p := &live.Poller{Settings: n.ledger, Runtime: rt, Logger: n.log}
+	if err := p.Poll(ctx); err != nil {
+		n.log.WithError(err).Warn("live settings: first read failed; the file's values hold until a read succeeds")
+	}
+	p.Start(ctx)
+	return p
 }
 
 // serveAdmin listens on addr and serves h there; it returns the server and the bound

@@ -120,6 +120,9 @@ func (n *node) sweep(ctx context.Context, only []string, drain bool, retry time.
 	if err := n.join(ctx); err != nil {
 		return err
 	}
+	if drain {
+		drainUnbounded(n.regs)
+	}
 	rt, err := n.runtime(names, false, true, actors.ObserverFunc(func(e actors.Event) error {
 		events <- e
 		return nil

@@ -67,6 +67,10 @@ func New(cfg Config) *Handler {
 		h.mux.Handle("/ui/", http.StripPrefix("/ui", cfg.UI))
 		h.mux.Handle("GET /ui", http.RedirectHandler("ui/", http.StatusMovedPermanently))
 	}
+
+	h.mux.HandleFunc("DELETE /settings/{key}", h.authorized(h.unsetSetting))
+	h.mux.HandleFunc("POST /passes/{name}/pause", h.authorized(h.pause))
+	h.mux.HandleFunc("POST /passes/{name}/resume", h.authorized(h.resume))
 	return h
 }
 

@@ -2,6 +2,7 @@ package admin
 
 import (
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/retentionkit/retention/node/config"
@@ -17,8 +18,13 @@ func (h *Handler) trigger(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusAccepted)
 }
 
-// setting changes a ledger setting; only the metadata cleanup's retention is one.
+// setting changes a ledger setting: the metadata cleanup's retention, or a pass's live
+// pace (pass.NAME.FIELD, see setPassSetting).
 func (h *Handler) setting(w http.ResponseWriter, r *http.Request) {
+	if strings.HasPrefix(r.PathValue("key"), ledger.PassSettingPrefix) && h.cfg.Ledger != nil {
+		h.setPassSetting(w, r)
+		return
+	}
 	if r.PathValue("key") != ledger.SettingCleanupRetention || h.cfg.Ledger == nil {
 		http.Error(w, "unknown setting", http.StatusNotFound)
 		return

@@ -38,6 +38,40 @@ type passBody struct {
 	Restarts            int        `json:"restarts"`
 	LastError           string     `json:"last_error,omitempty"`
 	NextSweep           *time.Time `json:"next_sweep,omitempty"`
+	// The pace in force (the file's, or an operator's live setting) and the pause.
+	BatchSize      int    `json:"batch_size"`
+	BatchDelay     string `json:"batch_delay"`
+	SweepInterval  string `json:"sweep_interval"`
+	PacingOverride string `json:"pacing_override,omitempty"`
+	Paused         bool   `json:"paused"`
+	// Pace is an adaptive pass's current pace; absent for a fixed pace.
+	Pace *paceBody `json:"pace,omitempty"`
+}
+
+// paceBody is an adaptive pass's pace in /passes; durations in seconds.
+type paceBody struct {
+	Pacing            string  `json:"pacing"`
+	Mode              string  `json:"mode"`
+	BatchSize         int     `json:"batch_size"`
+	DelaySeconds      float64 `json:"delay_seconds"`
+	RateRowsPerSecond float64 `json:"rate_rows_per_second"`
+	ProbeSeconds      float64 `json:"probe_seconds"`
+	BaselineSeconds   float64 `json:"baseline_seconds"`
+	ReplicaLagSeconds float64 `json:"replica_lag_seconds"`
+	Blocked           int     `json:"blocked"`
+	BackingOffSeconds float64 `json:"backing_off_seconds"`
+	Backoffs          int     `json:"backoffs"`
+	LastReason        string  `json:"last_reason,omitempty"`
+}
+
+func paceOf(s *actors.PaceStatus) *paceBody {
+	if s == nil {
+		return nil
+	}
+	return &paceBody{Pacing: string(s.Pacing), Mode: string(s.Mode), BatchSize: s.Batch, DelaySeconds: s.Delay.Seconds(),
+		RateRowsPerSecond: s.Rate, ProbeSeconds: s.Probe.Seconds(), BaselineSeconds: s.Baseline.Seconds(),
+		ReplicaLagSeconds: s.ReplicaLag.Seconds(), Blocked: s.Blocked, BackingOffSeconds: s.BackingOff.Seconds(),
+		Backoffs: s.Cuts, LastReason: string(s.LastReason)}
 }
 
 type slotsBody struct {
@@ -63,7 +97,9 @@ func passesOf(st actors.Status) passesBody {
 			LastSweepRows: p.LastSweepRows, LastSweepReason: string(p.LastSweepReason), LastWorkRemains: p.LastWorkRemains,
 			TotalRows: p.TotalRows, TotalSkipped: p.TotalSkipped, Failures: p.Failures,
 			ConsecutiveFailures: p.ConsecutiveFailures, Restarts: p.Restarts, LastError: p.LastError,
-			NextSweep: when(p.NextSweep),
+			NextSweep: when(p.NextSweep), Pace: paceOf(p.Pace),
+			BatchSize: p.BatchSize, BatchDelay: p.BatchDelay.String(), SweepInterval: p.SweepInterval.String(),
+			PacingOverride: p.PacingOverride, Paused: p.Paused,
 		})
 	}
 	for db, s := range st.Slots {

@@ -6,6 +6,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/retentionkit/retention/core"
 	"github.com/retentionkit/retention/passes"
 	"github.com/retentionkit/retention/passes/ledger"
 )
@@ -38,6 +39,9 @@ type NodeConfig struct {
 	// ReadyAfterFailures is how many failed sweeps in a row make a pass degraded on
 	// /readyz (default 3).
 	ReadyAfterFailures *int `yaml:"ready_after_failures"`
+	// Pacing is the pacing of every pass that names none: fixed (the default) or
+	// adaptive (docs/pacing.md).
+	Pacing string `yaml:"pacing"`
 }
 
 // PassConfig declares one table pass.
@@ -58,7 +62,17 @@ type PassConfig struct {
 	MaxBatchesPerSweep *int          `yaml:"max_batches_per_sweep"`
 	BatchTimeout       *Duration     `yaml:"batch_timeout"`
 	StatementTimeout   *Duration     `yaml:"statement_timeout"`
-	Children           []ChildConfig `yaml:"children"`
+	SynchronousCommit  string        `yaml:"synchronous_commit"`
+	AnalyzeAfterShare  *float64      `yaml:"analyze_after_share"`
+	VacuumAfter        *bool         `yaml:"vacuum_after"`
+	VacuumTimeout      *Duration     `yaml:"vacuum_timeout"`
+	// Pacing is fixed or adaptive; empty takes node.pacing (default fixed).
+	Pacing string `yaml:"pacing"`
+	// ProbeQuery is the query an adaptive pass times; empty: a lookup of the newest key.
+	ProbeQuery string `yaml:"probe_query"`
+	// MaxReplicaLag is the replica lag above which an adaptive pass backs off (1s).
+	MaxReplicaLag *Duration     `yaml:"max_replica_lag"`
+	Children      []ChildConfig `yaml:"children"`
 }
 
 // FilterConfig is a pass's `column IN values` filter.
@@ -178,8 +192,12 @@ func (c *Config) Validate() error {
 			add("node.admin", "%s is not a loopback address, so node.admin_token is required", c.Node.Admin)
 		}
 	}
+	if _, err := passes.ParsePacing(c.Node.Pacing); err != nil {
+		add("node.pacing", "%v", err)
+	}
 	seen := map[string]bool{}
 	for i, p := range c.Passes {
+		p = c.withNodeDefaults(p)
 		if p.Name != "" && seen[p.Name] {
 			errs = append(errs, fmt.Errorf("%spasses[%d]: pass %q: name is already used by another pass", c.lineOf(fmt.Sprintf("passes[%d].name", i)), i, p.Name))
 		}
@@ -213,6 +231,17 @@ func isLoopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
+// withNodeDefaults is p with the node-wide defaults filled in where p leaves a field
+// out: node.pacing for pacing.
+func (c *Config) withNodeDefaults(p PassConfig) PassConfig {
+	if p.Pacing == "" {
+		if _, err := passes.ParsePacing(c.Node.Pacing); err == nil {
+			p.Pacing = c.Node.Pacing
+		}
+	}
+	return p
+}
+
 // Build turns the pass into its options and table declaration, validated, so a caller
 // (the node, or a service embedding the runtime) can open the table with passes.NewTable.
 func (p PassConfig) Build() (passes.Options, passes.TableSpec, error) {
@@ -235,14 +264,30 @@ func (p PassConfig) Build() (passes.Options, passes.TableSpec, error) {
 	set(p.SweepInterval, &o.SweepInterval)
 	set(p.MaxStartupStagger, &o.MaxStartupStagger)
 	set(p.BatchTimeout, &o.BatchTimeout)
-	spec := passes.TableSpec{Table: p.Table, Timestamp: p.Timestamp, TimestampFormat: passes.TimestampFormat(p.TimestampFormat),
-		TimestampZone: p.TimestampZone, Where: p.Where, Children: children(p.Children)}
+	set(p.MaxReplicaLag, &o.MaxReplicaLag)
+	o.Pacing = passes.Pacing(p.Pacing)
+	spec := passes.TableSpec{ProbeQuery: p.ProbeQuery, Table: p.Table, Timestamp: p.Timestamp, TimestampFormat: passes.TimestampFormat(p.TimestampFormat),
+		TimestampZone: p.TimestampZone, Where: p.Where, Children: children(p.Children), SynchronousCommit: p.SynchronousCommit}
 	spec.Key, spec.KeyColumns = p.Key.split()
 	if p.Filter != nil {
 		spec.Filter = &passes.Filter{Column: p.Filter.Column, In: p.Filter.In}
 	}
 	set(p.StatementTimeout, &spec.StatementTimeout)
-	return o, spec, errors.Join(o.Validate(p.Name), spec.Validate(p.Name))
+	set(p.VacuumTimeout, &spec.VacuumTimeout)
+	spec.VacuumAfter = boolOr(p.VacuumAfter, false)
+	var shareErr error
+	if a := p.AnalyzeAfterShare; a != nil {
+		switch {
+		case *a < 0:
+			msg := fmt.Sprintf("pass %q: analyze_after_share must be between 0 (never) and 1, got %v", p.Name, *a)
+			shareErr = core.NewValidationErrorMessage(msg, map[string][]string{"analyze_after_share": {msg}})
+		case *a == 0:
+			spec.AnalyzeAfterShare = -1 // the file's 0 is never; the spec's zero is the default
+		default:
+			spec.AnalyzeAfterShare = *a
+		}
+	}
+	return o, spec, errors.Join(o.Validate(p.Name), spec.Validate(p.Name), shareErr)
 }
 
 func children(cs []ChildConfig) []passes.ChildSpec {

@@ -15,7 +15,7 @@ type TablePass struct {
 func (c *Config) TablePasses() ([]TablePass, error) {
 	out := make([]TablePass, 0, len(c.Passes))
 	for _, p := range c.Passes {
-		opts, spec, err := p.Build()
+		opts, spec, err := c.withNodeDefaults(p).Build()
 		if err != nil {
 			return nil, err
 		}

@@ -35,7 +35,7 @@ func (m *Observer) Register(reg prometheus.Registerer, rt *actors.Runtime, o Opt
 	info := prometheus.NewGauge(prometheus.GaugeOpts{Name: "retention_build_info", Help: "Always 1; the labels say what the node runs.", ConstLabels: build.Labels()})
 	info.Set(1)
 	var errs []error
-	for _, c := range append(m.collectors(), info, newStatusCollector(rt, o.ReadyAfterFailures)) {
+	for _, c := range append(m.collectors(), info, newStatusCollector(rt, o.ReadyAfterFailures), newPaceCollector(rt)) {
 		errs = append(errs, reg.Register(c))
 	}
 	return errors.Join(errs...)

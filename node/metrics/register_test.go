@@ -70,6 +70,10 @@ func TestRegisterStartsEverySeriesAtZero(t *testing.T) {
 				if v != 48*3600 {
 					t.Errorf("retention seconds = %v", v)
 				}
+			case "retention_pass_setting_batch_size":
+				if v != float64(passes.DefaultBatchSize) {
+					t.Errorf("batch size = %v", v)
+				}
 			case "retention_pass_interval_seconds":
 				if v != 2*3600 {
 					t.Errorf("interval seconds = %v", v)

@@ -14,6 +14,7 @@ type statusCollector struct {
 	threshold int
 
 	slots, retention, interval, degraded, consecutive *prometheus.Desc
+	paused, batchSize, batchDelay                     *prometheus.Desc
 }
 
 func newStatusCollector(rt *actors.Runtime, threshold int) *statusCollector {
@@ -27,12 +28,15 @@ func newStatusCollector(rt *actors.Runtime, threshold int) *statusCollector {
 		// From the status, not counted from events, so it reads what /readyz reads (a
 		// revived pass starts again from 0).
 		consecutive: prometheus.NewDesc("retention_consecutive_failures", "Failed sweeps since the last good one.", pass, nil),
+		paused:      prometheus.NewDesc("retention_pass_paused", "1 while an operator has paused the pass (retention pause), else 0.", pass, nil),
+		batchSize:   prometheus.NewDesc("retention_pass_setting_batch_size", "The batch size in force: the file's, or a live setting.", pass, nil),
+		batchDelay:  prometheus.NewDesc("retention_pass_setting_batch_delay_seconds", "The pause between batches in force: the file's, or a live setting.", pass, nil),
 	}
 }
 
 // Describe sends the descriptions.
 func (c *statusCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.slots, c.retention, c.interval, c.degraded, c.consecutive} {
+	for _, d := range []*prometheus.Desc{c.slots, c.retention, c.interval, c.degraded, c.consecutive, c.paused, c.batchSize, c.batchDelay} {
 		ch <- d
 	}
 }
@@ -55,12 +59,18 @@ func (c *statusCollector) Collect(ch chan<- prometheus.Metric) {
 			retention = r.Options.RetentionPeriod.Seconds()
 		}
 		ch <- prometheus.MustNewConstMetric(c.retention, prometheus.GaugeValue, retention, r.Name)
-		ch <- prometheus.MustNewConstMetric(c.interval, prometheus.GaugeValue, r.Options.EffectiveInterval().Seconds(), r.Name)
-		// Before Start the status lists no pass: a pass with no status yet is healthy.
+		// Before Start the status lists no pass: a pass with no status yet is healthy,
+		// and runs with its registration's pace.
 		p, ok := byName[r.Name]
 		if !ok {
-			p = actors.PassStatus{Name: r.Name}
+			p = actors.PassStatus{Name: r.Name, BatchSize: r.Options.BatchSize, BatchDelay: r.Options.BatchDelay, SweepInterval: r.Options.SweepInterval}
 		}
+		inForce := r.Options
+		inForce.SweepInterval = p.SweepInterval
+		ch <- prometheus.MustNewConstMetric(c.interval, prometheus.GaugeValue, inForce.EffectiveInterval().Seconds(), r.Name)
+		ch <- prometheus.MustNewConstMetric(c.paused, prometheus.GaugeValue, boolValue(p.Paused), r.Name)
+		ch <- prometheus.MustNewConstMetric(c.batchSize, prometheus.GaugeValue, float64(p.BatchSize), r.Name)
+		ch <- prometheus.MustNewConstMetric(c.batchDelay, prometheus.GaugeValue, p.BatchDelay.Seconds(), r.Name)
 		ch <- prometheus.MustNewConstMetric(c.consecutive, prometheus.GaugeValue, float64(p.ConsecutiveFailures), r.Name)
 		c.degradedSamples(ch, p)
 	}
@@ -80,4 +90,11 @@ func (c *statusCollector) degradedSamples(ch chan<- prometheus.Metric, p actors.
 		}
 		ch <- prometheus.MustNewConstMetric(c.degraded, prometheus.GaugeValue, v, p.Name, string(r))
 	}
+}
+
+func boolValue(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -1,0 +1,229 @@
+package actors
+
+import (
+	"context"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/retentionkit/retention/core/clock"
+	"github.com/retentionkit/retention/core/pacing"
+	"github.com/retentionkit/retention/passes"
+)
+
+// Adaptive pacing in the pass actor: a pacing.Controller picks each batch's size and
+// the pause before it, fed by a signal loop that runs the pass's probe every
+// ProbeEvery, and its blocked-sessions and replica-lag queries every SignalEvery, on a
+// goroutine of its own, while a sweep runs. Timers come from the runtime's clock;
+// latencies are measured on the wall clock, since they are what the database took.
+
+const (
+	// ProbeEvery is how often an adaptive pass runs its probe query during a sweep.
+	ProbeEvery = 100 * time.Millisecond
+	// SignalEvery is how often it counts the sessions its sweep blocks and reads the
+	// replicas' lag.
+	SignalEvery = 500 * time.Millisecond
+	// probeTimeout bounds one signal query.
+	probeTimeout = 10 * time.Second
+)
+
+// paceTick is the signal loop's timer firing.
+type paceTick struct{ inc, gen uint64 }
+
+// paceSignals is what one round of the signal loop measured.
+type paceSignals struct {
+	inc             uint64
+	probe           time.Duration
+	probed          bool
+	blocked         int
+	blockedOK       bool
+	lag             time.Duration
+	lagOK, replicas bool
+}
+
+// pacer is an adaptive pass's controller and signal loop. It outlives sweeps, so the
+// baseline learned in one serves the next until it is due to be re-learned.
+type pacer struct {
+	ctl     *pacing.Controller
+	signals passes.PaceSignals
+	timer   clock.Timer
+	gen     uint64
+	ticks   int
+	busy    bool // a round of signals is running
+	jobs    chan func()
+
+	sweep paceSweep // this sweep's figures, for its summary line
+}
+
+// paceSweep is one sweep's pacing, for SweepDone.
+type paceSweep struct {
+	minBatch, maxBatch int
+	changes            int
+	cuts0              int
+	backing0           time.Duration
+}
+
+func newPacer(o passes.Options, signals passes.PaceSignals) *pacer {
+	ctl := pacing.New(pacing.Config{MinBatch: min(pacing.DefaultMinBatch, o.BatchSize), MaxBatch: o.BatchSize,
+		MinDelay: o.BatchDelay, MaxDelay: max(pacing.DefaultMaxDelay, o.BatchDelay), MaxReplicaLag: o.ReplicaLagLimit()})
+	return &pacer{ctl: ctl, signals: signals}
+}
+
+// adaptive reports whether the pass is paced by its controller now: its options say
+// so, or an operator switched it (Runtime.SetPacing).
+func (a *passActor) adaptive() bool { return a.cell.pacingMode() == passes.PacingAdaptive }
+
+// startPacing begins a sweep's pacing: the controller may hold the first batch back to
+// learn its baseline, and the signal loop starts.
+func (a *passActor) startPacing(ctx actor.Context) {
+	o := a.opts()
+	if a.pace == nil {
+		a.pace = newPacer(o, a.cell.reg.Signals)
+	}
+	p, now := a.pace, a.d.clock.Now()
+	// The bounds are read again at every sweep: batch_size and batch_delay may have been
+	// changed since the last one.
+	p.ctl.SetBounds(min(pacing.DefaultMinBatch, o.BatchSize), o.BatchSize, o.BatchDelay)
+	st := p.ctl.State(now)
+	p.sweep = paceSweep{cuts0: st.Cuts, backing0: st.BackingOff}
+	if p.signals != nil { // without signals there is no baseline to hold back for
+		p.ctl.StartSweep(now)
+		a.schedulePaceTick(ctx)
+	}
+}
+
+// stopPacing ends the signal loop at the end of a sweep; a round in flight is dropped.
+func (a *passActor) stopPacing() {
+	if a.pace == nil {
+		return
+	}
+	if a.pace.timer != nil {
+		a.pace.timer.Stop()
+		a.pace.timer = nil
+	}
+	a.pace.gen++
+}
+
+// closePacing ends the signal goroutine with the incarnation.
+func (a *passActor) closePacing() {
+	a.stopPacing()
+	if a.pace != nil && a.pace.jobs != nil {
+		close(a.pace.jobs)
+		a.pace.jobs = nil
+	}
+}
+
+func (a *passActor) schedulePaceTick(ctx actor.Context) {
+	p := a.pace
+	p.gen++
+	msg, self, root := &paceTick{inc: a.inc, gen: p.gen}, ctx.Self(), a.d.system.Root
+	p.timer = a.d.clock.AfterFunc(ProbeEvery, func() { root.Send(self, msg) })
+}
+
+func (a *passActor) onPaceTick(ctx actor.Context, m *paceTick) {
+	p := a.pace
+	if p == nil || m.inc != a.inc || m.gen != p.gen || a.sweep == nil {
+		return
+	}
+	a.schedulePaceTick(ctx)
+	if p.busy {
+		return // the last round has not answered yet: its late answer is itself the signal
+	}
+	p.busy = true
+	p.ticks++
+	full := p.ticks%int(SignalEvery/ProbeEvery) == 0
+	sig, sweep, base, inc, self, root := p.signals, a.sweep.pass, a.d.batchBase, a.inc, ctx.Self(), a.d.system.Root
+	if p.jobs == nil {
+		p.jobs = make(chan func(), 1)
+		go func(jobs <-chan func()) {
+			for job := range jobs {
+				job()
+			}
+		}(p.jobs)
+	}
+	p.jobs <- func() {
+		res := &paceSignals{inc: inc}
+		qctx, cancel := context.WithTimeout(base, probeTimeout)
+		defer cancel()
+		start := time.Now()
+		if err := sig.Probe(qctx); err == nil || qctx.Err() != nil {
+			res.probe, res.probed = time.Since(start), true // a probe that timed out was slow
+		}
+		if full {
+			if sweep != nil {
+				res.blocked, res.blockedOK = countBlocked(qctx, sig, sweep)
+			}
+			lag, replicas, err := sig.ReplicaLag(qctx)
+			res.lag, res.replicas, res.lagOK = lag, replicas, err == nil
+		}
+		root.Send(self, res)
+	}
+}
+
+func countBlocked(ctx context.Context, sig passes.PaceSignals, sweep passes.Pass) (int, bool) {
+	n, err := sig.Blocked(ctx, sweep)
+	return n, err == nil
+}
+
+func (a *passActor) onPaceSignals(m *paceSignals) {
+	p := a.pace
+	if p == nil || m.inc != a.inc {
+		return
+	}
+	p.busy = false
+	now := a.d.clock.Now()
+	if m.probed {
+		p.ctl.Probe(now, m.probe)
+	}
+	if m.blockedOK {
+		p.ctl.Blocked(now, m.blocked)
+	}
+	if m.lagOK && m.replicas {
+		p.ctl.ReplicaLag(now, m.lag)
+	}
+}
+
+// paceNext asks the controller for the next batch: its size goes to the sweep, and the
+// pause before it is returned. A change of mode is published as PaceChanged.
+func (a *passActor) paceNext() time.Duration {
+	p, sw, now := a.pace, a.sweep, a.d.clock.Now()
+	d := p.ctl.Next(now)
+	sw.size = d.Batch
+	if p.sweep.minBatch == 0 || d.Batch < p.sweep.minBatch {
+		p.sweep.minBatch = d.Batch
+	}
+	p.sweep.maxBatch = max(p.sweep.maxBatch, d.Batch)
+	st := p.ctl.State(now)
+	a.cell.update(func(s *PassStatus) { s.Pace = paceStatus(passes.PacingAdaptive, st) })
+	if d.Change != nil {
+		p.sweep.changes++
+		a.d.publish(PaceChanged{Name: a.name(), Sweep: sw.id, Reason: d.Change.Reason, Detail: d.Change.Detail,
+			Batch: d.Batch, Delay: d.Delay, Rate: st.Rate, Baseline: st.Baseline, Probe: st.Probe, ReplicaLag: st.ReplicaLag, At: now})
+	}
+	return d.Delay
+}
+
+// paceBatchDone gives the controller a batch's rows and wall-clock time.
+func (a *passActor) paceBatchDone(m *batchResult) {
+	if a.pace != nil && m.err == nil {
+		a.pace.ctl.Batch(a.d.clock.Now(), m.rows+m.skipped, m.took)
+	}
+}
+
+// paceSummary is the sweep's pacing for SweepDone; nil for a fixed-pace sweep.
+func (a *passActor) paceSummary(sw *sweepRun) *PaceSummary {
+	if !sw.adaptive || a.pace == nil {
+		return nil
+	}
+	p := a.pace
+	st := p.ctl.State(a.d.clock.Now())
+	return &PaceSummary{MinBatch: p.sweep.minBatch, MaxBatch: p.sweep.maxBatch, LastBatch: st.Batch, LastDelay: st.Delay,
+		Rate: st.Rate, Baseline: st.Baseline, Probe: st.Probe, ReplicaLag: st.ReplicaLag,
+		Cuts: st.Cuts - p.sweep.cuts0, BackingOff: st.BackingOff - p.sweep.backing0, Changes: p.sweep.changes}
+}
+
+// paceStatus is the pace as PassStatus shows it.
+func paceStatus(mode passes.Pacing, st pacing.State) *PaceStatus {
+	return &PaceStatus{Pacing: mode, Mode: st.Mode, Batch: st.Batch, Delay: st.Delay, Rate: st.Rate, Baseline: st.Baseline,
+		Probe: st.Probe, ReplicaLag: st.ReplicaLag, Blocked: st.Blocked, BackingOff: st.BackingOff, Cuts: st.Cuts, LastReason: st.Last}
+}

@@ -1,0 +1,173 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	"github.com/uptrace/bun"
+
+	"github.com/retentionkit/retention/actors"
+	"github.com/retentionkit/retention/core/pacing"
+	"github.com/retentionkit/retention/passes"
+)
+
+// variant is one pace under test: fixed batch and pause, or the adaptive controller
+// with its defaults (batch_size 500 as its ceiling, no pause as its floor).
+type variant struct {
+	name     string
+	adaptive bool
+	batch    int
+	delay    time.Duration
+	maxLag   time.Duration // adaptive: max_replica_lag; 0 is the default
+	none     bool          // no drain at all: the reference runs
+}
+
+// parseVariant reads "fixed:BATCH:DELAY", "adaptive", "adaptive:LAG" or "none".
+func parseVariant(s string) (variant, error) {
+	f := strings.Split(s, ":")
+	switch {
+	case s == "none":
+		return variant{name: s, none: true}, nil
+	case f[0] == "adaptive" && len(f) <= 2:
+		v := variant{name: s, adaptive: true, batch: passes.DefaultBatchSize}
+		if len(f) == 2 {
+			d, err := time.ParseDuration(f[1])
+			if err != nil {
+				return v, fmt.Errorf("variant %q: %w", s, err)
+			}
+			v.maxLag = d
+		}
+		return v, nil
+	case f[0] == "fixed" && len(f) == 3:
+		n, err := strconv.Atoi(f[1])
+		if err != nil {
+			return variant{}, fmt.Errorf("variant %q: %w", s, err)
+		}
+		d, err := time.ParseDuration(f[2])
+		if err != nil {
+			return variant{}, fmt.Errorf("variant %q: %w", s, err)
+		}
+		return variant{name: s, batch: n, delay: d}, nil
+	}
+	return variant{}, fmt.Errorf("variant %q: want fixed:BATCH:DELAY, adaptive[:MAXLAG] or none", s)
+}
+
+// batchAt is one batch as the runtime reported it, stamped when the event arrived.
+type batchAt struct {
+	at   time.Time
+	rows int
+}
+
+// drainer is the project's table pass on its runtime, behind a gatePool the benchmark
+// opens for "draining" windows and closes for the others.
+type drainer struct {
+	rt   *actors.Runtime
+	pool *gatePool
+
+	mu      sync.Mutex
+	batches []batchAt
+	changes []actors.PaceChanged
+	drained int // sweeps that ended with the backlog gone
+	failed  []error
+}
+
+func (d *drainer) Observe(e actors.Event) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	switch e := e.(type) {
+	case actors.BatchDone:
+		d.batches = append(d.batches, batchAt{time.Now(), e.Rows})
+	case actors.PaceChanged:
+		d.changes = append(d.changes, e)
+	case actors.SweepDone:
+		if e.Reason == actors.Drained {
+			d.drained++
+		}
+	case actors.PassFailed:
+		d.failed = append(d.failed, e.Err)
+	}
+	return nil
+}
+
+func startDrain(ctx context.Context, db *bun.DB, v variant) (*drainer, error) {
+	tbl, err := passes.NewTable(db, "audit-log", passes.TableSpec{Table: "audit_log", Key: "id", Timestamp: "occurred_at"})
+	if err != nil {
+		return nil, err
+	}
+	opts := passes.DefaultOptions()
+	opts.RetentionPeriod = passes.Retain(30 * 24 * time.Hour)
+	opts.BatchSize, opts.BatchDelay, opts.MaxStartupStagger = v.batch, v.delay, 0
+	opts.MaxBatchesPerSweep, opts.SweepInterval = passes.Unbounded, 24*time.Hour
+	opts.MaxReplicaLag = v.maxLag
+	if v.adaptive {
+		opts.Pacing = passes.PacingAdaptive
+	}
+	quiet := logrus.New()
+	quiet.SetOutput(io.Discard)
+	d := &drainer{pool: &gatePool{}}
+	d.rt = actors.New(actors.Config{Logger: quiet, Observers: []actors.Observer{d},
+		SlotPools: func(string, int) actors.SlotPool { return d.pool }})
+	if err := d.rt.Register(tbl.Registration(opts)); err != nil {
+		return nil, err
+	}
+	if err := d.rt.Start(ctx); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// rowsIn counts the rows of the batches reported within [from, to].
+func (d *drainer) rowsIn(from, to time.Time) int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	n := 0
+	for _, b := range d.batches {
+		if !b.at.Before(from) && !b.at.After(to) {
+			n += b.rows
+		}
+	}
+	return n
+}
+
+func (d *drainer) drainedSweeps() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.drained
+}
+
+func (d *drainer) total() int { return d.rowsIn(time.Time{}, time.Now().Add(time.Hour)) }
+
+func (d *drainer) err() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if len(d.failed) > 0 {
+		return fmt.Errorf("the pass failed: %v", d.failed[0])
+	}
+	return nil
+}
+
+// reasons counts the PaceChanged events by reason.
+func (d *drainer) reasons() map[pacing.Reason]int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := map[pacing.Reason]int{}
+	for _, c := range d.changes {
+		out[c.Reason]++
+	}
+	return out
+}
+
+func (d *drainer) pace() *actors.PaceStatus {
+	if st := d.rt.Status(); len(st.Passes) > 0 {
+		return st.Passes[0].Pace
+	}
+	return nil
+}
+
+func (d *drainer) stop() { _ = d.rt.Stop(context.Background()) }

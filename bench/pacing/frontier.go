@@ -1,0 +1,124 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/retentionkit/retention/core/pacing"
+)
+
+// window is one measured stretch of a run.
+type window struct {
+	from, to time.Time
+	drain    bool
+}
+
+// frontierResult is one variant's alternating-window run.
+type frontierResult struct {
+	v          variant
+	ratios     []float64 // p99 drain / p99 idle, per pair
+	idleP99    []float64 // ms, per pair
+	drainP99   []float64
+	rows       int
+	drainTime  time.Duration
+	txns       int
+	refills    int
+	reasons    map[pacing.Reason]int
+	lastBatch  int
+	lastDelay  time.Duration
+	baselineMs float64
+}
+
+func (r frontierResult) rate() float64 { return float64(r.rows) / r.drainTime.Seconds() }
+
+// runFrontier measures one variant: a warm-up drain window (unmeasured), then pairs of
+// an idle window and a draining window, each followed by a gap; the pass's table is
+// topped up before a draining window that could run out.
+func runFrontier(ctx context.Context, c config, db *bun.DB, v variant) (frontierResult, error) {
+	res := frontierResult{v: v}
+	if err := createTable(ctx, db, c.rows); err != nil {
+		return res, err
+	}
+	d, err := startDrain(ctx, db, v)
+	if err != nil {
+		return res, err
+	}
+	defer d.stop()
+	ld, err := startLoad(ctx, c.loadDSN, c.rate, c.accounts, time.Hour)
+	if err != nil {
+		return res, err
+	}
+	defer ld.cmd.Process.Kill()
+	time.Sleep(c.gap)
+	backlog := c.rows * 9 / 10
+	drainFor := func(w time.Duration) window {
+		d.pool.set(true)
+		from := time.Now()
+		time.Sleep(w)
+		d.pool.set(false)
+		return window{from: from, to: time.Now(), drain: true}
+	}
+	var windows []window
+	warm := drainFor(c.window)
+	perWindow := d.rowsIn(warm.from, warm.to.Add(time.Second))
+	time.Sleep(c.gap)
+	round, swept := 0, 0
+	for range c.pairs {
+		if err := d.err(); err != nil {
+			return res, err
+		}
+		from := time.Now()
+		time.Sleep(c.window)
+		windows = append(windows, window{from: from, to: time.Now()})
+		time.Sleep(c.gap)
+		if left := backlog - d.total(); left < perWindow*3/2+1000 {
+			round++
+			n := c.rows * 9 / 10
+			if err := refill(ctx, db, round, n); err != nil {
+				return res, err
+			}
+			backlog += n
+			res.refills++
+			settle(2 * time.Second)
+		}
+		if n := d.drainedSweeps(); n > swept {
+			// The sweep ran out of rows before the refill and ended: start the next.
+			swept = n
+			if err := d.rt.Trigger("audit-log"); err != nil {
+				return res, err
+			}
+		}
+		w := drainFor(c.window)
+		windows = append(windows, w)
+		perWindow = max(perWindow, d.rowsIn(w.from, w.to.Add(time.Second)))
+		time.Sleep(c.gap)
+	}
+	time.Sleep(2 * time.Second) // pgbench writes its log in blocks: let the last window's reach the disk
+	_ = ld.cmd.Process.Signal(interrupt)
+	txns, _ := ld.wait()
+	if len(txns) == 0 {
+		return res, fmt.Errorf("%s: pgbench logged nothing", v.name)
+	}
+	for i := 0; i+1 < len(windows); i += 2 {
+		idle, drain := windows[i], windows[i+1]
+		pi, _ := p99(txns, idle.from, idle.to)
+		pd, n := p99(txns, drain.from, drain.to)
+		res.txns += n
+		if pi > 0 && pd > 0 {
+			res.ratios = append(res.ratios, float64(pd)/float64(pi))
+			res.idleP99 = append(res.idleP99, ms(pi))
+			res.drainP99 = append(res.drainP99, ms(pd))
+		}
+		// A batch in flight when the window closes ends within the next moment: count it.
+		res.rows += d.rowsIn(drain.from, drain.to.Add(200*time.Millisecond))
+		res.drainTime += drain.to.Sub(drain.from)
+	}
+	res.reasons = d.reasons()
+	if p := d.pace(); p != nil {
+		res.lastBatch, res.lastDelay, res.baselineMs = p.Batch, p.Delay, ms(p.Baseline)
+	}
+	return res, d.err()
+}

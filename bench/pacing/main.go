@@ -1,0 +1,196 @@
+// Command pacing measures what pacing costs the live workload: the project's table pass
+// on its runtime drains a 1,000,000-row table while pgbench runs a fixed-rate OLTP load
+// on other tables of the same database, at several fixed (batch, pause) points and under
+// the adaptive controller with its defaults. The foreground p99 is compared in
+// alternating windows (draining, not draining), pair by pair, because on a shared
+// machine one window's p99 swings by several times. A step test triples the foreground
+// mid-drain; a replica test drains with a streaming replica attached. It writes a
+// markdown report.
+//
+//	go run ./bench/pacing -out /tmp/pacing.md     # what make bench runs
+//
+// It needs root (it creates its own PostgreSQL clusters with pg_createcluster, and a
+// replica with pg_basebackup run as the postgres user), PostgreSQL's server packages and
+// pgbench. The clusters are dropped at the end.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"time"
+
+	"github.com/retentionkit/retention/passes"
+)
+
+var interrupt = os.Interrupt
+
+type config struct {
+	rows, rate, scale, accounts, pairs int
+	window, gap                        time.Duration
+	variants, stepVariants, replicas   string
+	stepAt, stepFor, stepDrain         time.Duration
+	replicaDrain                       time.Duration
+	out                                string
+	loadDSN                            string
+}
+
+func main() {
+	var c config
+	flag.IntVar(&c.rows, "rows", 1_000_000, "rows in the drained table; 90% expired (topped up when a variant would run out)")
+	flag.IntVar(&c.rate, "rate", 300, "foreground load in transactions per second (pgbench -R)")
+	flag.IntVar(&c.scale, "scale", 5, "pgbench scale of the foreground's tables (100,000 accounts each)")
+	flag.IntVar(&c.pairs, "pairs", 10, "pairs of windows (not draining, draining) per variant")
+	flag.DurationVar(&c.window, "window", 5*time.Second, "length of one window")
+	flag.DurationVar(&c.gap, "gap", time.Second, "unmeasured gap after each window")
+	flag.StringVar(&c.variants, "variants", "fixed:500:0s,fixed:100:2ms,fixed:200:5ms,fixed:500:20ms,adaptive", "comma-separated: fixed:BATCH:PAUSE, adaptive[:MAXLAG]")
+	flag.StringVar(&c.stepVariants, "step", "none,adaptive", "step-test variants (none: the reference without draining); empty skips it")
+	flag.DurationVar(&c.stepAt, "step-at", 10*time.Second, "when into the drain the foreground triples")
+	flag.DurationVar(&c.stepFor, "step-for", 12*time.Second, "how long it stays tripled")
+	flag.DurationVar(&c.stepDrain, "step-drain", 40*time.Second, "length of the step test's drain")
+	flag.StringVar(&c.replicas, "replica", "fixed:500:0s,adaptive,adaptive:100ms", "replica-test variants; empty skips it")
+	flag.DurationVar(&c.replicaDrain, "replica-drain", 20*time.Second, "length of each replica-test drain")
+	flag.StringVar(&c.out, "out", "", "write the markdown report here (default stdout)")
+	flag.Parse()
+	c.accounts = c.scale * 100_000
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	report, err := run(ctx, c, func(partial string) { c.write(partial) })
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "pacing:", err)
+		os.Exit(1)
+	}
+	if c.out == "" {
+		fmt.Print(report)
+		return
+	}
+	c.write(report)
+}
+
+// write puts the report where -out says; the run calls it after every measurement, so
+// an interrupted run keeps what it measured.
+func (c config) write(report string) {
+	if c.out == "" {
+		return
+	}
+	if err := os.WriteFile(c.out, []byte(report), 0o644); err != nil {
+		fmt.Fprintln(os.Stderr, "pacing:", err)
+	}
+}
+
+func variants(list string) ([]variant, error) {
+	var out []variant
+	for _, s := range strings.Split(list, ",") {
+		if s = strings.TrimSpace(s); s == "" {
+			continue
+		}
+		v, err := parseVariant(s)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// setupTimeout is the read timeout of the benchmark's connections: building a
+// 1,000,000-row table on a busy machine outlasts the driver's default of 10s.
+const setupTimeout = "&read_timeout=600s"
+
+func run(ctx context.Context, c config, partial func(string)) (string, error) {
+	frontier, err := variants(c.variants)
+	if err != nil {
+		return "", err
+	}
+	steps, err := variants(c.stepVariants)
+	if err != nil {
+		return "", err
+	}
+	replicas, err := variants(c.replicas)
+	if err != nil {
+		return "", err
+	}
+	dropStale("pacebench")
+	primary, err := createPrimary("pacebench")
+	if err != nil {
+		return "", err
+	}
+	defer primary.drop()
+	admin, err := passes.Open(ctx, passes.DriverPostgres, primary.dsn("postgres"))
+	if err != nil {
+		return "", err
+	}
+	if _, err := admin.ExecContext(ctx, "CREATE DATABASE pacing"); err != nil {
+		return "", err
+	}
+	admin.Close()
+	c.loadDSN = primary.dsn("pacing")
+	if out, err := execOut(ctx, "pgbench", "-i", "-q", "-s", fmt.Sprint(c.scale), c.loadDSN); err != nil {
+		return "", fmt.Errorf("pgbench -i: %w\n%s", err, out)
+	}
+	db, err := passes.Open(ctx, passes.DriverPostgres, primary.dsn("pacing")+setupTimeout)
+	if err != nil {
+		return "", err
+	}
+	defer db.Close()
+
+	started, load0 := time.Now(), loadavg()
+	var results []frontierResult
+	var stepResults []stepResult
+	var replicaResults []replicaResult
+	var failures []string
+	report := func() string {
+		var w strings.Builder
+		writeReport(&w, c, results, stepResults, replicaResults, started, load0, loadavg())
+		for _, f := range failures {
+			fmt.Fprintf(&w, "Not measured: %s\n\n", f)
+		}
+		return w.String()
+	}
+	// A measurement that fails (a statement timing out on a busy machine, say) is named in
+	// the report; the others still run.
+	failed := func(what string, err error) {
+		fmt.Fprintf(os.Stderr, "pacing: %s: %v\n", what, err)
+		failures = append(failures, fmt.Sprintf("%s (%v)", what, err))
+	}
+	for _, v := range frontier {
+		fmt.Fprintf(os.Stderr, "pacing: frontier %s\n", v.name)
+		if r, err := runFrontier(ctx, c, db, v); err != nil {
+			failed(v.name, err)
+		} else {
+			results = append(results, r)
+		}
+		partial(report())
+	}
+	for _, v := range steps {
+		fmt.Fprintf(os.Stderr, "pacing: step %s\n", v.name)
+		if r, err := runStep(ctx, c, db, v); err != nil {
+			failed("step "+v.name, err)
+		} else {
+			stepResults = append(stepResults, r)
+		}
+		partial(report())
+	}
+	if len(replicas) > 0 {
+		fmt.Fprintln(os.Stderr, "pacing: creating the replica")
+		replica, err := createReplica(ctx, primary, "pacebench_replica")
+		if err != nil {
+			failed("the replica", err)
+			return report(), nil
+		}
+		defer replica.drop()
+		for _, v := range replicas {
+			fmt.Fprintf(os.Stderr, "pacing: replica %s\n", v.name)
+			if r, err := runReplica(ctx, c, db, v); err != nil {
+				failed("replica "+v.name, err)
+			} else {
+				replicaResults = append(replicaResults, r)
+			}
+			partial(report())
+		}
+	}
+	return report(), nil
+}

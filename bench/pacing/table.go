@@ -1,0 +1,57 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/uptrace/bun"
+)
+
+// The drained table: bench/drain's shape. 90% of the rows are older than the 30-day
+// retention, spread over ten days; the rest are recent.
+const tableDDL = `CREATE TABLE audit_log (
+	id bigserial PRIMARY KEY,
+	occurred_at timestamptz NOT NULL,
+	state text NOT NULL,
+	payload text NOT NULL)`
+
+// createTable (re)creates audit_log with rows rows, then vacuums, analyzes and
+// checkpoints so every variant starts from the same state.
+func createTable(ctx context.Context, db *bun.DB, rows int) error {
+	expired := rows * 9 / 10
+	stmts := []string{
+		"DROP TABLE IF EXISTS audit_log",
+		tableDDL,
+		fmt.Sprintf(`INSERT INTO audit_log (occurred_at, state, payload)
+			SELECT now() - interval '31 days' - (%d - g) * interval '1 second', 'done', repeat('x', 200)
+			FROM generate_series(1, %d) g`, expired, expired),
+		fmt.Sprintf(`INSERT INTO audit_log (occurred_at, state, payload)
+			SELECT now() - g * interval '1 second', 'done', repeat('x', 200) FROM generate_series(1, %d) g`, rows-expired),
+		"CREATE INDEX audit_log_occurred ON audit_log (occurred_at, id)",
+		"VACUUM ANALYZE audit_log",
+		"CHECKPOINT",
+	}
+	for _, s := range stmts {
+		if _, err := db.ExecContext(ctx, s); err != nil {
+			return fmt.Errorf("%.40s...: %w", s, err)
+		}
+	}
+	return nil
+}
+
+// refill adds n expired rows timed after every expired row already there (but still
+// before the cutoff), so they lie ahead of the sweep's keyset cursor: the sweep in
+// progress reaches them without starting over.
+func refill(ctx context.Context, db *bun.DB, round, n int) error {
+	base := "now() - interval '31 days' + interval '" + strconv.Itoa(round) + " minutes'"
+	_, err := db.ExecContext(ctx, fmt.Sprintf(`INSERT INTO audit_log (occurred_at, state, payload)
+		SELECT %s + g * interval '1 microsecond', 'done', repeat('x', 200) FROM generate_series(1, %d) g`, base, n))
+	return err
+}
+
+// settle gives the server a moment after a refill before the next window: the refill's
+// aftermath (dirty pages, autovacuum) falls into the draining window that follows, which
+// can only make the drain look worse, never better.
+func settle(pause time.Duration) { time.Sleep(pause) }

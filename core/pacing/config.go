@@ -1,0 +1,126 @@
+package pacing
+
+import "time"
+
+// The defaults a zero Config field takes. They are properties of how a database serves
+// short transactions, not of one workload, which is why none is a per-pass setting in
+// the node's configuration; docs/pacing.md explains each.
+const (
+	// DefaultMinBatch is the smallest batch: below it the fixed cost of a round trip
+	// and a commit dominates and the sweep gets nowhere.
+	DefaultMinBatch = 10
+	// DefaultStartBatch is the first batch's size, before any batch was timed.
+	DefaultStartBatch = 50
+	// DefaultMaxDelay is the longest pause between two batches.
+	DefaultMaxDelay = 2 * time.Second
+	// DefaultTargetBatchTime is how long one batch should take: about a short OLTP
+	// transaction's own latency, so a foreground query that waits behind a batch waits
+	// little.
+	DefaultTargetBatchTime = 2 * time.Millisecond
+	// DefaultCPUShare is the largest share of wall time the sweep spends inside
+	// batches, whatever the rate: the sweep is one serial loop, so this bounds it to
+	// that share of one core of the database server.
+	DefaultCPUShare = 0.4
+	// DefaultMargin is how far above its baseline the probe's p90 may rise before the
+	// controller backs off: 0.25 is "the foreground p99 within 1.25x of idle".
+	DefaultMargin = 0.25
+	// DefaultSlack is an absolute allowance added to the margin, so a sub-millisecond
+	// baseline does not turn scheduler jitter into back-offs.
+	DefaultSlack = 250 * time.Microsecond
+	// DefaultMaxReplicaLag is the replica lag above which the controller backs off,
+	// the threshold pt-archiver, gh-ost and Vitess use.
+	DefaultMaxReplicaLag = time.Second
+	// DefaultEvalEvery is how often the signals are judged and the rate adjusted.
+	DefaultEvalEvery = 500 * time.Millisecond
+	// DefaultSignalWindow is how far back the probe samples judged at an evaluation
+	// reach (never further back than the last cut, so one slow spell cuts once).
+	DefaultSignalWindow = 2 * time.Second
+	// DefaultBaselineEvery is how often the baseline is re-learned.
+	DefaultBaselineEvery = 10 * time.Second
+	// DefaultBaselineHold is how long the sweep holds back while it re-learns.
+	DefaultBaselineHold = time.Second
+	// DefaultFirstBaselineHold is the first hold, longer so one noisy second cannot
+	// set a baseline the rest of the sweep is measured against.
+	DefaultFirstBaselineHold = 2 * time.Second
+	// DefaultBaselineHolds is how many holds' probes the baseline pools.
+	DefaultBaselineHolds = 3
+	// DefaultBackoff is the factor a degraded signal multiplies the rate by.
+	DefaultBackoff = 0.7
+	// DefaultStartRate, DefaultMinRate and DefaultRateStep are in rows per second: the
+	// rate slow start begins at, the floor a run of cuts stops at, and the additive
+	// step once slow start is over.
+	DefaultStartRate = 1000
+	DefaultMinRate   = 200
+	DefaultRateStep  = 2000
+	// DefaultMaxBatchWorth caps a batch at this much of the current rate, so a low
+	// rate is spent in small, frequent batches rather than rare long ones.
+	DefaultMaxBatchWorth = 50 * time.Millisecond
+)
+
+// Config bounds and tunes a Controller. The zero value of every field takes the
+// default above, so Config{MaxBatch: 500} is a complete configuration.
+type Config struct {
+	// MinBatch and MaxBatch bound every batch; a pass's BatchSize is its MaxBatch.
+	MinBatch, MaxBatch int
+	// MinDelay and MaxDelay bound every pause; a pass's BatchDelay is its MinDelay.
+	MinDelay, MaxDelay time.Duration
+	TargetBatchTime    time.Duration
+	CPUShare           float64
+	Margin             float64
+	Slack              time.Duration
+	MaxReplicaLag      time.Duration
+	EvalEvery          time.Duration
+	SignalWindow       time.Duration
+	BaselineEvery      time.Duration
+	BaselineHold       time.Duration
+	FirstBaselineHold  time.Duration
+	BaselineHolds      int
+	Backoff            float64
+	StartRate, MinRate float64
+	RateStep           float64
+	MaxBatchWorth      time.Duration
+}
+
+// withDefaults fills every zero field, and keeps the bounds consistent (MinBatch never
+// above MaxBatch, MinDelay never above MaxDelay).
+func (c Config) withDefaults() Config {
+	setI := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	setD := func(v *time.Duration, d time.Duration) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	setF := func(v *float64, d float64) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	setI(&c.MaxBatch, 500)
+	setI(&c.MinBatch, DefaultMinBatch)
+	c.MinBatch = min(c.MinBatch, c.MaxBatch)
+	setD(&c.MaxDelay, DefaultMaxDelay)
+	c.MinDelay = min(max(c.MinDelay, 0), c.MaxDelay)
+	setD(&c.TargetBatchTime, DefaultTargetBatchTime)
+	setF(&c.CPUShare, DefaultCPUShare)
+	c.CPUShare = min(c.CPUShare, 1)
+	setF(&c.Margin, DefaultMargin)
+	setD(&c.Slack, DefaultSlack)
+	setD(&c.MaxReplicaLag, DefaultMaxReplicaLag)
+	setD(&c.EvalEvery, DefaultEvalEvery)
+	setD(&c.SignalWindow, DefaultSignalWindow)
+	setD(&c.BaselineEvery, DefaultBaselineEvery)
+	setD(&c.BaselineHold, DefaultBaselineHold)
+	setD(&c.FirstBaselineHold, DefaultFirstBaselineHold)
+	setI(&c.BaselineHolds, DefaultBaselineHolds)
+	setF(&c.Backoff, DefaultBackoff)
+	c.Backoff = min(c.Backoff, 0.99)
+	setF(&c.StartRate, DefaultStartRate)
+	setF(&c.MinRate, DefaultMinRate)
+	setF(&c.RateStep, DefaultRateStep)
+	setD(&c.MaxBatchWorth, DefaultMaxBatchWorth)
+	return c
+}

@@ -1,0 +1,365 @@
+package pacing
+
+import (
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Reason says why the pace changed.
+type Reason string
+
+// The reasons a Change carries.
+const (
+	// ReasonBaseline: the first baseline was learned; the sweep starts deleting.
+	ReasonBaseline Reason = "baseline"
+	// ReasonProbe: the probe's p90 rose over its threshold above the baseline.
+	ReasonProbe Reason = "probe"
+	// ReasonBlocking: the sweep's backend blocked other sessions.
+	ReasonBlocking Reason = "blocking"
+	// ReasonReplicaLag: a replica lagged more than MaxReplicaLag.
+	ReasonReplicaLag Reason = "replica_lag"
+	// ReasonRecovered: every signal is healthy again after a back-off.
+	ReasonRecovered Reason = "recovered"
+)
+
+// Mode is what the controller is doing.
+type Mode string
+
+// The modes a State reports.
+const (
+	// ModeLearning: the sweep holds back while the baseline is (re-)learned.
+	ModeLearning Mode = "learning"
+	// ModeGrowing: the signals are healthy and the rate grows.
+	ModeGrowing Mode = "growing"
+	// ModeBackingOff: a signal degraded; the rate is being cut until all are healthy.
+	ModeBackingOff Mode = "backing_off"
+)
+
+// Change is a change of mode worth telling an operator about: a back-off with the
+// signal that caused it, a recovery, the first baseline.
+type Change struct {
+	Reason Reason
+	// Detail says it with the numbers, for a log line.
+	Detail string
+}
+
+// Decision is the pace of the next batch.
+type Decision struct {
+	// Batch is how many rows the next batch may delete, within [MinBatch, MaxBatch].
+	Batch int
+	// Delay is the pause before it, within [MinDelay, MaxDelay].
+	Delay time.Duration
+	// Change is set when the mode changed since the last decision.
+	Change *Change
+}
+
+// State is a snapshot of the controller, for status pages and metrics.
+type State struct {
+	Mode  Mode
+	Batch int
+	Delay time.Duration
+	// Rate is the deletion rate the controller aims at, in rows per second.
+	Rate float64
+	// Baseline is the probe's p90 while the sweep held back; Probe its p90 at the last
+	// evaluation. Both are zero until measured.
+	Baseline, Probe time.Duration
+	ReplicaLag      time.Duration
+	Blocked         int
+	// BackingOff is the total time spent backing off, the current spell included.
+	BackingOff time.Duration
+	// Cuts counts the multiplicative back-offs.
+	Cuts int
+	// Last is the reason of the last change.
+	Last Reason
+}
+
+type sample struct {
+	at  time.Time
+	lat time.Duration
+}
+
+// Controller chooses the size of each batch and the pause before it; see the package
+// documentation. Build one with New; feed it the samples the sweep measures and ask
+// Next before every batch.
+type Controller struct {
+	cfg Config
+
+	rate      float64
+	slowStart bool
+	batch     int
+	delay     time.Duration
+	lastTook  time.Duration
+	estimates []int   // recent batch sizes that would take TargetBatchTime
+	busyRate  float64 // rows per second while a batch runs (smoothed)
+
+	probes     []sample          // outside holds, newest last
+	holds      [][]time.Duration // the probes of the last BaselineHolds holds
+	cur        []time.Duration   // the probes of the hold in progress
+	holding    bool
+	holdEnd    time.Time
+	baseline   time.Duration
+	baselineAt time.Time
+	sawProbe   bool // a probe sample ever arrived: holds are worth their time
+
+	lastEval, lastCut time.Time
+	probe             time.Duration
+	blocked           int
+	blockedAt         time.Time
+	lag               time.Duration
+	lagAt             time.Time
+
+	mode         Mode
+	backingSince time.Time
+	backingTotal time.Duration
+	cuts         int
+	last         Reason
+	pending      *Change
+}
+
+// New returns a controller that has learned nothing yet: its first sweep starts with a
+// baseline hold (see StartSweep).
+func New(cfg Config) *Controller {
+	cfg = cfg.withDefaults()
+	c := &Controller{cfg: cfg, rate: cfg.StartRate, slowStart: true, mode: ModeGrowing}
+	c.batch = clamp(DefaultStartBatch, cfg.MinBatch, cfg.MaxBatch)
+	c.delay = cfg.MinDelay
+	return c
+}
+
+// Config returns the configuration with its defaults filled in.
+func (c *Controller) Config() Config { return c.cfg }
+
+// SetBounds replaces the batch and delay bounds (a pass's BatchSize and BatchDelay
+// changed at run time); the current pace is brought inside them at the next decision.
+func (c *Controller) SetBounds(minBatch, maxBatch int, minDelay time.Duration) {
+	cfg := c.cfg
+	cfg.MinBatch, cfg.MaxBatch, cfg.MinDelay = minBatch, maxBatch, minDelay
+	c.cfg = cfg.withDefaults()
+}
+
+// StartSweep tells the controller a sweep starts at now. Without a baseline, or with
+// one older than BaselineEvery, the sweep begins by holding back to learn one.
+func (c *Controller) StartSweep(now time.Time) {
+	if c.holding {
+		return
+	}
+	switch {
+	case c.baselineAt.IsZero():
+		c.startHold(now, c.cfg.FirstBaselineHold)
+	case c.sawProbe && now.Sub(c.baselineAt) >= c.cfg.BaselineEvery:
+		c.startHold(now, c.cfg.BaselineHold)
+	}
+}
+
+// Probe records one probe's latency, measured when it ended at at.
+func (c *Controller) Probe(at time.Time, latency time.Duration) {
+	c.sawProbe = true
+	if c.holding {
+		c.cur = append(c.cur, latency)
+		return
+	}
+	c.probes = append(c.probes, sample{at, latency})
+	if keep := at.Add(-2 * c.cfg.SignalWindow); len(c.probes) > 0 && c.probes[0].at.Before(keep) {
+		i := slices.IndexFunc(c.probes, func(s sample) bool { return !s.at.Before(keep) })
+		c.probes = slices.Delete(c.probes, 0, max(i, 0))
+	}
+}
+
+// Blocked records how many sessions the sweep's backend blocked at at.
+func (c *Controller) Blocked(at time.Time, n int) { c.blocked, c.blockedAt = n, at }
+
+// ReplicaLag records the largest replica lag seen at at.
+func (c *Controller) ReplicaLag(at time.Time, lag time.Duration) { c.lag, c.lagAt = lag, at }
+
+// Batch records that a batch of rows rows took took, ending at at.
+func (c *Controller) Batch(_ time.Time, rows int, took time.Duration) {
+	if rows <= 0 || took <= 0 {
+		return
+	}
+	c.lastTook = took
+	est := int(float64(rows) * float64(c.cfg.TargetBatchTime) / float64(took))
+	c.estimates = append(c.estimates, max(est, 1))
+	if len(c.estimates) > 10 {
+		c.estimates = c.estimates[1:]
+	}
+	busy := float64(rows) / took.Seconds()
+	if c.busyRate == 0 {
+		c.busyRate = busy
+	} else {
+		c.busyRate += 0.2 * (busy - c.busyRate)
+	}
+}
+
+// Next returns the pace of the next batch at now.
+func (c *Controller) Next(now time.Time) Decision {
+	if c.holding && !now.Before(c.holdEnd) {
+		c.finishHold(now)
+	}
+	if !c.holding {
+		if now.Sub(c.lastEval) >= c.cfg.EvalEvery {
+			c.evaluate(now)
+		}
+		if c.sawProbe && now.Sub(c.baselineAt) >= c.cfg.BaselineEvery {
+			c.startHold(now, c.cfg.BaselineHold)
+		}
+	}
+	if c.holding {
+		c.delay = clampD(c.holdEnd.Sub(now), c.cfg.MinDelay, c.cfg.MaxDelay)
+	} else {
+		c.batch = c.nextBatch()
+		c.delay = c.nextDelay()
+	}
+	d := Decision{Batch: c.batch, Delay: c.delay, Change: c.pending}
+	c.pending = nil
+	return d
+}
+
+// State returns a snapshot at now.
+func (c *Controller) State(now time.Time) State {
+	backing := c.backingTotal
+	if c.mode == ModeBackingOff {
+		backing += now.Sub(c.backingSince)
+	}
+	mode := c.mode
+	if c.holding {
+		mode = ModeLearning
+	}
+	return State{Mode: mode, Batch: c.batch, Delay: c.delay, Rate: c.rate, Baseline: c.baseline, Probe: c.probe,
+		ReplicaLag: c.lag, Blocked: c.blocked, BackingOff: backing, Cuts: c.cuts, Last: c.last}
+}
+
+// startHold holds the sweep back for d, never longer than one pause may be, so the
+// batch that follows the pause never runs inside the hold.
+func (c *Controller) startHold(now time.Time, d time.Duration) {
+	c.holding, c.holdEnd, c.cur = true, now.Add(min(d, c.cfg.MaxDelay)), nil
+}
+
+// finishHold turns the hold's probes into the baseline, pooled with the last holds'.
+func (c *Controller) finishHold(now time.Time) {
+	c.holding = false
+	first := c.baselineAt.IsZero()
+	c.baselineAt, c.lastEval, c.lastCut = now, now, now
+	if len(c.cur) < 3 {
+		return // too few probes to learn from: keep the baseline there is
+	}
+	c.holds = append(c.holds, c.cur)
+	if len(c.holds) > c.cfg.BaselineHolds {
+		c.holds = c.holds[1:]
+	}
+	var pooled []time.Duration
+	for _, h := range c.holds {
+		pooled = append(pooled, h...)
+	}
+	c.baseline, c.cur = p90(pooled), nil
+	if first {
+		c.change(ReasonBaseline, fmt.Sprintf("baseline probe p90 %v from %d probes", c.baseline, len(pooled)))
+	}
+}
+
+// evaluate judges the signals since the last cut and moves the rate.
+func (c *Controller) evaluate(now time.Time) {
+	c.lastEval = now
+	since := now.Add(-c.cfg.SignalWindow)
+	if c.lastCut.After(since) {
+		since = c.lastCut
+	}
+	var recent []time.Duration
+	for _, s := range c.probes {
+		if s.at.After(since) {
+			recent = append(recent, s.lat)
+		}
+	}
+	reason, detail := c.degraded(now, since, recent)
+	if reason != "" {
+		c.rate = max(c.cfg.MinRate, c.rate*c.cfg.Backoff)
+		c.slowStart, c.lastCut = false, now
+		c.cuts++
+		if c.mode != ModeBackingOff {
+			c.mode, c.backingSince = ModeBackingOff, now
+			c.change(reason, detail)
+		}
+		return
+	}
+	if c.baseline > 0 && len(recent) < 3 {
+		return // no fresh evidence either way: hold the rate
+	}
+	if c.slowStart {
+		c.rate *= 2
+	} else {
+		c.rate += c.cfg.RateStep
+	}
+	if c.busyRate > 0 {
+		c.rate = max(c.cfg.MinRate, min(c.rate, c.busyRate*c.cfg.CPUShare))
+	}
+	if c.mode == ModeBackingOff {
+		c.backingTotal += now.Sub(c.backingSince)
+		c.mode = ModeGrowing
+		c.change(ReasonRecovered, fmt.Sprintf("signals healthy after %v backing off; rate %.0f rows/s", now.Sub(c.backingSince), c.rate))
+	}
+}
+
+// degraded returns the first signal that is over its bound, with the numbers.
+func (c *Controller) degraded(now, since time.Time, recent []time.Duration) (Reason, string) {
+	fresh := func(at time.Time) bool { return at.After(since) && !at.Before(now.Add(-c.cfg.SignalWindow)) }
+	if fresh(c.blockedAt) && c.blocked > 0 {
+		return ReasonBlocking, fmt.Sprintf("the sweep blocked %d session(s)", c.blocked)
+	}
+	if fresh(c.lagAt) && c.lag > c.cfg.MaxReplicaLag {
+		return ReasonReplicaLag, fmt.Sprintf("replica lag %v over %v", c.lag, c.cfg.MaxReplicaLag)
+	}
+	if c.baseline > 0 && len(recent) >= 3 {
+		c.probe = p90(recent)
+		limit := max(time.Duration(float64(c.baseline)*(1+c.cfg.Margin)), c.baseline+c.cfg.Slack)
+		if c.probe > limit {
+			return ReasonProbe, fmt.Sprintf("probe p90 %v over %v (baseline %v)", c.probe, limit, c.baseline)
+		}
+	}
+	return "", ""
+}
+
+func (c *Controller) change(r Reason, detail string) {
+	c.last = r
+	c.pending = &Change{Reason: r, Detail: detail}
+}
+
+// nextBatch sizes the batch to the target time, no larger than MaxBatchWorth of the
+// rate, changing by at most half or one and a half times per batch.
+func (c *Controller) nextBatch() int {
+	want := DefaultStartBatch
+	if len(c.estimates) > 0 {
+		want = median(c.estimates)
+	}
+	want = min(want, int(c.rate*c.cfg.MaxBatchWorth.Seconds()))
+	want = clamp(want, c.batch/2, c.batch+c.batch/2+1)
+	return clamp(want, c.cfg.MinBatch, c.cfg.MaxBatch)
+}
+
+// nextDelay spaces batches to the rate, and never closer than the CPU share allows.
+func (c *Controller) nextDelay() time.Duration {
+	took := c.lastTook
+	if took == 0 {
+		took = c.cfg.TargetBatchTime
+	}
+	byRate := time.Duration(float64(c.batch)/c.rate*float64(time.Second)) - took
+	byShare := time.Duration(float64(took) * (1 - c.cfg.CPUShare) / c.cfg.CPUShare)
+	return clampD(max(byRate, byShare), c.cfg.MinDelay, c.cfg.MaxDelay)
+}
+
+func clamp(v, lo, hi int) int { return max(lo, min(v, hi)) }
+
+func clampD(v, lo, hi time.Duration) time.Duration { return max(lo, min(v, hi)) }
+
+// p90 is the 90th percentile (nearest rank) of xs, which it does not modify.
+func p90(xs []time.Duration) time.Duration {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	i := (len(s)*9+9)/10 - 1
+	return s[clamp(i, 0, len(s)-1)]
+}
+
+func median(xs []int) int {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[len(s)/2]
+}

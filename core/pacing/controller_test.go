@@ -1,0 +1,309 @@
+package pacing
+
+import (
+	"math/rand/v2"
+	"testing"
+	"testing/quick"
+	"time"
+
+	"github.com/retentionkit/retention/core/clock"
+)
+
+// world is a scripted database for a controller: a probe every 100 ms on the manual
+// clock, whose latency, replica lag and blocked sessions come from functions of the
+// virtual time, and batches that cost a fixed overhead plus a cost per row.
+type world struct {
+	t     *testing.T
+	clk   *clock.Manual
+	start time.Time
+	c     *Controller
+
+	probe   func(at time.Duration, learning bool) time.Duration
+	lag     func(at time.Duration) time.Duration
+	blocked func(at time.Duration) int
+
+	changes []Change
+	rows    []rowsAt // rows deleted, by time
+}
+
+type rowsAt struct {
+	at   time.Duration
+	rows int
+}
+
+func newWorld(t *testing.T, cfg Config) *world {
+	start := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	w := &world{t: t, clk: clock.NewManual(start), start: start, c: New(cfg)}
+	w.probe = func(time.Duration, bool) time.Duration { return time.Millisecond }
+	w.lag = func(time.Duration) time.Duration { return 0 }
+	w.blocked = func(time.Duration) int { return 0 }
+	var tick func()
+	tick = func() {
+		now := w.clk.Now()
+		at := now.Sub(w.start)
+		learning := w.c.State(now).Mode == ModeLearning
+		w.c.Probe(now, w.probe(at, learning))
+		if at%(500*time.Millisecond) == 0 {
+			w.c.ReplicaLag(now, w.lag(at))
+			w.c.Blocked(now, w.blocked(at))
+		}
+		w.clk.AfterFunc(100*time.Millisecond, tick)
+	}
+	w.clk.AfterFunc(100*time.Millisecond, tick)
+	w.c.StartSweep(start)
+	return w
+}
+
+func (w *world) elapsed() time.Duration { return w.clk.Now().Sub(w.start) }
+
+// run sweeps until the virtual time reaches until: pause, batch, pause, ...
+func (w *world) run(until time.Duration) {
+	for w.elapsed() < until {
+		d := w.c.Next(w.clk.Now())
+		w.checkBounds(d)
+		if d.Change != nil {
+			w.changes = append(w.changes, *d.Change)
+		}
+		w.clk.Advance(d.Delay)
+		if w.c.State(w.clk.Now()).Mode == ModeLearning {
+			continue
+		}
+		took := 400*time.Microsecond + time.Duration(d.Batch)*10*time.Microsecond
+		w.clk.Advance(took)
+		w.c.Batch(w.clk.Now(), d.Batch, took)
+		w.rows = append(w.rows, rowsAt{w.elapsed(), d.Batch})
+	}
+}
+
+func (w *world) checkBounds(d Decision) {
+	w.t.Helper()
+	cfg := w.c.Config()
+	if d.Batch < cfg.MinBatch || d.Batch > cfg.MaxBatch {
+		w.t.Fatalf("at %v: batch %d outside [%d, %d]", w.elapsed(), d.Batch, cfg.MinBatch, cfg.MaxBatch)
+	}
+	if d.Delay < cfg.MinDelay || d.Delay > cfg.MaxDelay {
+		w.t.Fatalf("at %v: delay %v outside [%v, %v]", w.elapsed(), d.Delay, cfg.MinDelay, cfg.MaxDelay)
+	}
+}
+
+// rate is the rows per second deleted in (from, to].
+func (w *world) rate(from, to time.Duration) float64 {
+	n := 0
+	for _, r := range w.rows {
+		if r.at > from && r.at <= to {
+			n += r.rows
+		}
+	}
+	return float64(n) / (to - from).Seconds()
+}
+
+// firstChange returns the virtual time after from at which the rate over the next
+// 500 ms first meets ok, or -1.
+func (w *world) when(from, to time.Duration, ok func(rate float64) bool) time.Duration {
+	for t := from; t+500*time.Millisecond <= to; t += 100 * time.Millisecond {
+		if ok(w.rate(t, t+500*time.Millisecond)) {
+			return t - from
+		}
+	}
+	return -1
+}
+
+func (w *world) reasons() []Reason {
+	var out []Reason
+	for _, c := range w.changes {
+		out = append(out, c.Reason)
+	}
+	return out
+}
+
+func TestLearnsABaselineFirstThenGrowsWhenHealthy(t *testing.T) {
+	w := newWorld(t, Config{MaxBatch: 500})
+	w.run(1900 * time.Millisecond)
+	if len(w.rows) != 0 {
+		t.Fatalf("deleted %d batches during the first baseline hold", len(w.rows))
+	}
+	w.run(20 * time.Second)
+	if got := w.reasons(); len(got) == 0 || got[0] != ReasonBaseline {
+		t.Fatalf("changes %v, want the baseline first", got)
+	}
+	st := w.c.State(w.clk.Now())
+	if st.Baseline != time.Millisecond {
+		t.Errorf("baseline %v, want the probe's 1ms", st.Baseline)
+	}
+	// 400µs + 10µs/row takes 2ms at 160 rows.
+	if st.Batch < 120 || st.Batch > 200 {
+		t.Errorf("batch %d, want about the 160 rows that take the 2ms target", st.Batch)
+	}
+	if r := w.rate(15*time.Second, 20*time.Second); r < 10*DefaultStartRate {
+		t.Errorf("rate %.0f rows/s after 15s healthy, want it grown past %d", r, 10*DefaultStartRate)
+	}
+	if st.Cuts != 0 || st.Mode != ModeGrowing {
+		t.Errorf("state %+v, want growing with no cut", st)
+	}
+}
+
+func TestKeepsTheCPUShare(t *testing.T) {
+	w := newWorld(t, Config{MaxBatch: 500})
+	w.run(30 * time.Second)
+	busy, total := time.Duration(0), 10*time.Second
+	for _, r := range w.rows {
+		if r.at > 20*time.Second {
+			busy += 400*time.Microsecond + time.Duration(r.rows)*10*time.Microsecond
+		}
+	}
+	if share := busy.Seconds() / total.Seconds(); share > DefaultCPUShare+0.01 {
+		t.Errorf("busy %.2f of the time, want at most %.2f", share, DefaultCPUShare)
+	}
+}
+
+// fault runs a healthy sweep for 14s, a fault from 14s to 20s, and healthy again to
+// 40s; it returns the rate before, and the times to back off and to recover. The
+// baseline holds fall at 0-2s, 12-13s, 23-24s and 34-35s: "before" is 7-11.5s.
+func fault(t *testing.T, w *world, want Reason) (before float64, backoff, recovery time.Duration) {
+	t.Helper()
+	w.run(40 * time.Second)
+	before = w.rate(7*time.Second, 11500*time.Millisecond)
+	backoff = w.when(14*time.Second, 20*time.Second, func(r float64) bool { return r < before/2 })
+	recovery = w.when(20*time.Second, 40*time.Second, func(r float64) bool { return r >= 0.8*before })
+	reasons := w.reasons()
+	i := 0
+	for i < len(reasons) && reasons[i] != want {
+		i++
+	}
+	if i == len(reasons) || i+1 >= len(reasons) || reasons[i+1] != ReasonRecovered {
+		t.Fatalf("changes %v, want %s then %s", w.changes, want, ReasonRecovered)
+	}
+	if backoff < 0 || backoff > 2*time.Second {
+		t.Errorf("rate fell below half of %.0f rows/s after %v, want within 2s", before, backoff)
+	}
+	if recovery < 0 || recovery > 15*time.Second {
+		t.Errorf("rate back to 80%% of %.0f rows/s after %v, want within 15s", before, recovery)
+	}
+	if st := w.c.State(w.clk.Now()); st.BackingOff < 4*time.Second || st.BackingOff > 12*time.Second {
+		t.Errorf("backing off for %v in all, want about the 6s fault", st.BackingOff)
+	}
+	return before, backoff, recovery
+}
+
+func TestBacksOffOnASlowProbeAndRecovers(t *testing.T) {
+	w := newWorld(t, Config{MaxBatch: 500})
+	w.probe = func(at time.Duration, learning bool) time.Duration {
+		if at >= 14*time.Second && at < 20*time.Second && !learning {
+			return 5 * time.Millisecond // the sweep hurts: slow while it deletes
+		}
+		return time.Millisecond
+	}
+	before, backoff, recovery := fault(t, w, ReasonProbe)
+	t.Logf("before %.0f rows/s, back-off after %v, recovery after %v", before, backoff, recovery)
+}
+
+func TestBacksOffOnReplicaLagAndRecovers(t *testing.T) {
+	w := newWorld(t, Config{MaxBatch: 500})
+	w.lag = func(at time.Duration) time.Duration {
+		if at >= 14*time.Second && at < 20*time.Second {
+			return 3 * time.Second
+		}
+		return 100 * time.Millisecond
+	}
+	fault(t, w, ReasonReplicaLag)
+}
+
+func TestBacksOffOnBlockingAndRecovers(t *testing.T) {
+	w := newWorld(t, Config{MaxBatch: 500})
+	w.blocked = func(at time.Duration) int {
+		if at >= 14*time.Second && at < 20*time.Second {
+			return 2
+		}
+		return 0
+	}
+	fault(t, w, ReasonBlocking)
+}
+
+func TestAProbeSlowEvenWhileHeldBackMovesTheBaseline(t *testing.T) {
+	// The load itself got slower, whether the sweep deletes or not: after re-learning,
+	// the sweep goes on at a rate again rather than sitting at its floor for good.
+	w := newWorld(t, Config{MaxBatch: 500})
+	w.probe = func(at time.Duration, _ bool) time.Duration {
+		if at >= 12*time.Second {
+			return 4 * time.Millisecond
+		}
+		return time.Millisecond
+	}
+	w.run(60 * time.Second)
+	if st := w.c.State(w.clk.Now()); st.Baseline != 4*time.Millisecond {
+		t.Errorf("baseline %v, want the new 4ms", st.Baseline)
+	}
+	if r := w.rate(50*time.Second, 60*time.Second); r < 5*DefaultStartRate {
+		t.Errorf("rate %.0f rows/s long after the load changed, want it grown again", r)
+	}
+}
+
+func TestABatchDelayIsTheFloorAndBatchSizeTheCeiling(t *testing.T) {
+	w := newWorld(t, Config{MinBatch: 5, MaxBatch: 40, MinDelay: 30 * time.Millisecond})
+	w.run(20 * time.Second)
+	st := w.c.State(w.clk.Now())
+	if st.Batch != 40 || st.Delay < 30*time.Millisecond {
+		t.Errorf("state %+v, want batches of the 40-row ceiling, pauses of at least 30ms", st)
+	}
+}
+
+func TestZeroConfigWorks(t *testing.T) {
+	c := New(Config{})
+	now := time.Unix(0, 0)
+	c.StartSweep(now)
+	d := c.Next(now)
+	if d.Batch < DefaultMinBatch || d.Delay != DefaultFirstBaselineHold {
+		t.Errorf("first decision %+v, want a hold of %v", d, DefaultFirstBaselineHold)
+	}
+	// With no probe at all, the controller stops holding and paces on batch times.
+	d = c.Next(now.Add(DefaultFirstBaselineHold))
+	c.Batch(now, d.Batch, time.Millisecond)
+	d = c.Next(now.Add(DefaultFirstBaselineHold + 20*time.Second))
+	if d.Delay >= DefaultBaselineHold {
+		t.Errorf("decision %+v: held back again with no probe to learn from", d)
+	}
+}
+
+// randomRun drives a controller with random bounds and random signals; every decision
+// must stay inside the bounds.
+type randomRun struct{ Seed uint64 }
+
+func TestNeverLeavesItsBounds(t *testing.T) {
+	check := func(r randomRun) bool {
+		rng := rand.New(rand.NewPCG(r.Seed, r.Seed^0x9e3779b97f4a7c15))
+		cfg := Config{MinBatch: 1 + rng.IntN(50), MaxBatch: 1 + rng.IntN(5000),
+			MinDelay: time.Duration(rng.IntN(50)) * time.Millisecond, MaxDelay: time.Duration(1+rng.IntN(3000)) * time.Millisecond}
+		c := New(cfg)
+		cfg = c.Config()
+		now := time.Unix(0, 0)
+		c.StartSweep(now)
+		for range 2000 {
+			now = now.Add(time.Duration(rng.IntN(300)) * time.Millisecond)
+			switch rng.IntN(6) {
+			case 0:
+				c.Probe(now, time.Duration(rng.ExpFloat64()*float64(2*time.Millisecond)))
+			case 1:
+				c.ReplicaLag(now, time.Duration(rng.IntN(3000))*time.Millisecond)
+			case 2:
+				c.Blocked(now, rng.IntN(2))
+			case 3:
+				c.Batch(now, rng.IntN(cfg.MaxBatch+1), time.Duration(rng.IntN(50_000))*time.Microsecond)
+			case 4:
+				c.StartSweep(now)
+			}
+			d := c.Next(now)
+			if d.Batch < cfg.MinBatch || d.Batch > cfg.MaxBatch || d.Delay < cfg.MinDelay || d.Delay > cfg.MaxDelay {
+				t.Logf("seed %d: decision %+v outside %+v", r.Seed, d, cfg)
+				return false
+			}
+			if st := c.State(now); st.Rate < cfg.MinRate || st.BackingOff < 0 {
+				t.Logf("seed %d: state %+v", r.Seed, st)
+				return false
+			}
+		}
+		return true
+	}
+	if err := quick.Check(check, &quick.Config{MaxCount: 200}); err != nil {
+		t.Fatal(err)
+	}
+}

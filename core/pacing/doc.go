@@ -1,0 +1,18 @@
+// Package pacing is the adaptive pace of a sweep: how many rows the next batch deletes
+// and how long the sweep pauses before it, chosen from what the database's other users
+// see rather than from numbers an operator picked for one machine and one load.
+//
+// A Controller sizes each batch to a target batch time (short batches hurt a concurrent
+// workload less than long ones, whatever the pause), keeps the sweep's backend busy at
+// most a share of the time, and steers a deletion rate from foreground signals: the
+// latency of a cheap probe query against a baseline learned while the sweep holds back,
+// the sessions the sweep's backend blocks, and replica lag. A degraded signal cuts the
+// rate multiplicatively; healthy signals grow it again (doubling until the first cut,
+// then by a fixed step). The baseline is re-learned every BaselineEvery by holding the
+// sweep for BaselineHold, the way BBR and TCP Vegas re-probe their minimum round trip,
+// so a load that changes for good moves the baseline with it.
+//
+// The controller does no I/O and reads no clock: every sample and every decision
+// carries the time it is about, so it runs the same under a real clock, a manual one in
+// a test, or a simulation. It is not safe for concurrent use; the pass actor owns it.
+package pacing

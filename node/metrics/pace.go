@@ -1,0 +1,59 @@
+package metrics
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/retentionkit/retention/actors"
+)
+
+// paceCollector reads each adaptive pass's pace from the runtime's status on every
+// scrape: what the controller chose and what it judged by. A fixed-pace pass (or an
+// adaptive one before its first sweep) has no series.
+type paceCollector struct {
+	rt                                       *actors.Runtime
+	batch, delay, rate, probe, baseline, lag *prometheus.Desc
+	backingOff, cuts                         *prometheus.Desc
+}
+
+func newPaceCollector(rt *actors.Runtime) *paceCollector {
+	pass := []string{"pass"}
+	d := func(name, help string) *prometheus.Desc { return prometheus.NewDesc(name, help, pass, nil) }
+	return &paceCollector{rt: rt,
+		batch:      d("retention_pace_batch_size", "Rows the adaptive controller allows the next batch."),
+		delay:      d("retention_pace_delay_seconds", "The pause the adaptive controller chose before the next batch."),
+		rate:       d("retention_pace_rate_rows_per_second", "The deletion rate the adaptive controller aims at."),
+		probe:      d("retention_pace_probe_seconds", "p90 of the probe query's latency at the controller's last evaluation."),
+		baseline:   d("retention_pace_probe_baseline_seconds", "p90 of the probe query's latency while the sweep held back: what the probe is judged against."),
+		lag:        d("retention_pace_replica_lag_seconds", "The largest replica lag the controller last read; 0 without replicas."),
+		backingOff: d("retention_pace_backing_off_seconds_total", "Time the controller spent backing off."),
+		cuts:       d("retention_pace_backoffs_total", "Multiplicative back-offs of the controller."),
+	}
+}
+
+// Describe sends the descriptions.
+func (c *paceCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{c.batch, c.delay, c.rate, c.probe, c.baseline, c.lag, c.backingOff, c.cuts} {
+		ch <- d
+	}
+}
+
+// Collect sends one sample of each per adaptive pass.
+func (c *paceCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, p := range c.rt.Status().Passes {
+		s := p.Pace
+		if s == nil {
+			continue
+		}
+		gauge := func(d *prometheus.Desc, v float64) {
+			ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, p.Name)
+		}
+		gauge(c.batch, float64(s.Batch))
+		gauge(c.delay, s.Delay.Seconds())
+		gauge(c.rate, s.Rate)
+		gauge(c.probe, s.Probe.Seconds())
+		gauge(c.baseline, s.Baseline.Seconds())
+		gauge(c.lag, s.ReplicaLag.Seconds())
+		ch <- prometheus.MustNewConstMetric(c.backingOff, prometheus.CounterValue, s.BackingOff.Seconds(), p.Name)
+		ch <- prometheus.MustNewConstMetric(c.cuts, prometheus.CounterValue, float64(s.Cuts), p.Name)
+	}
+}

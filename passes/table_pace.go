@@ -1,0 +1,91 @@
+package passes
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Signals returns the pass's PaceSignals: the probe query (the spec's ProbeQuery, or
+// by default a lookup of the newest key, which reads the primary key's index where the
+// live workload writes rather than where the sweep deletes), and on PostgreSQL the
+// sessions the sweep's backend blocks and the lag of the streaming replicas.
+func (t *Table) Signals() PaceSignals {
+	probe := t.spec.ProbeQuery
+	if probe == "" {
+		q := t.db.NewSelect().ColumnExpr("?", columnList(t.spec.Table, t.key)).TableExpr("?", ident(t.spec.Table))
+		for _, k := range t.key {
+			q = q.OrderExpr("? DESC", qualified(t.spec.Table, k))
+		}
+		probe = q.Limit(1).String()
+	}
+	return &tableSignals{t: t, probe: probe}
+}
+
+type tableSignals struct {
+	t     *Table
+	probe string
+}
+
+func (s *tableSignals) Probe(ctx context.Context) error {
+	rows, err := s.t.db.QueryContext(ctx, s.probe)
+	if err != nil {
+		return fmt.Errorf("pass %q: probe: %w", s.t.name, err)
+	}
+	return drain(rows)
+}
+
+// drain reads every row, so the probe is timed to its end, not its first row.
+func drain(rows *sql.Rows) error {
+	defer rows.Close()
+	for rows.Next() {
+	}
+	return rows.Err()
+}
+
+func (s *tableSignals) Blocked(ctx context.Context, sweep Pass) (int, error) {
+	b, ok := sweep.(BackendPID)
+	if !s.t.postgres || !ok || b.BackendPID() == 0 {
+		return 0, nil
+	}
+	var n int
+	err := s.t.db.QueryRowContext(ctx, "SELECT count(*) FROM pg_stat_activity WHERE ? = ANY(pg_blocking_pids(pid))", b.BackendPID()).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("pass %q: sessions the sweep blocks: %w", s.t.name, err)
+	}
+	return n, nil
+}
+
+// ReplicaLag reads pg_stat_replication: the larger of replay_lag and write_lag over
+// the replicas. A role that may not read other sessions' statistics sees no lag
+// (PostgreSQL shows it NULL); docs/pacing.md names the privilege.
+func (s *tableSignals) ReplicaLag(ctx context.Context) (time.Duration, bool, error) {
+	if !s.t.postgres {
+		return 0, false, nil
+	}
+	var n int
+	var secs float64
+	err := s.t.db.QueryRowContext(ctx, `SELECT count(*), coalesce(max(greatest(
+		coalesce(extract(epoch FROM replay_lag), 0), coalesce(extract(epoch FROM write_lag), 0))), 0)::float8
+		FROM pg_stat_replication`).Scan(&n, &secs)
+	if err != nil {
+		return 0, false, fmt.Errorf("pass %q: replica lag: %w", s.t.name, err)
+	}
+	return time.Duration(secs * float64(time.Second)), n > 0, nil
+}
+
+// checkProbeQuery returns what is wrong with a probe query as text, or "": one
+// read-only statement (it must start with SELECT or WITH) with the same lexical rules
+// as a where condition, so nothing can be appended to it.
+func checkProbeQuery(q string) string {
+	if problem := checkWhere(q); problem != "" {
+		return problem
+	}
+	first := strings.ToUpper(strings.Fields(q)[0])
+	if first != "SELECT" && first != "WITH" {
+		return fmt.Sprintf("must be a query starting with SELECT or WITH, got %s", quoteForMessage(strings.Fields(q)[0]))
+	}
+	return ""
+}
