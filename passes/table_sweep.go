@@ -90,14 +90,18 @@ func (s *tableSweep) Close() error {
 		return s.afterSweep(nil)
 	}
 	err := resetSession(s.pg.conn)
-	if err != nil {
-		// No other user may inherit the sweep's settings: the connection (and the lock
-		// with it) is closed instead of going back to the pool.
+	if err == nil {
+		err = s.afterSweep(&s.pg.conn)
+	}
+	// The hygiene sets its own timeout, so the session is reset once more. No other user
+	// may inherit the sweep's settings: if that fails the connection (and the lock with
+	// it) is closed instead of going back to the pool.
+	if rerr := resetSession(s.pg.conn); rerr != nil {
 		discard(s.pg.conn)
 		s.pg = nil
-		return err
+		return errors.Join(err, rerr)
 	}
-	err = errors.Join(s.afterSweep(&s.pg.conn), s.pg.release())
+	err = errors.Join(err, s.pg.release())
 	s.pg = nil
 	return err
 }
