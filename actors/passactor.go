@@ -178,6 +178,8 @@ func (a *passActor) stopped() {
 	reason := "runtime stopped"
 	if degraded {
 		reason = "restart limit exceeded"
+	} else if a.cell.place.leaving.Load() {
+		reason = reasonDeactivated
 	}
 	a.cell.update(func(s *PassStatus) { s.State = StateStopped; s.NextSweep = time.Time{} })
 	a.d.publish(PassStopped{Name: a.name(), Reason: reason, Degraded: degraded, Err: err})
