@@ -33,9 +33,9 @@ type Member struct {
 	mu         sync.Mutex
 	locks      LockReader
 	slotReader SlotReader
-	stopLoops context.CancelFunc
-	loopsDone sync.WaitGroup
-	left      bool
+	stopLoops  context.CancelFunc
+	loopsDone  sync.WaitGroup
+	left       bool
 }
 
 // System is the actor system the member runs in; give it to the runtime

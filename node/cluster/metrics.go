@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-
 )
 
 // memberMetrics are the member's own series; the reconciler refreshes the gauges every
@@ -61,4 +60,3 @@ func (c slotsCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(slotsDesc, prometheus.GaugeValue, float64(s.InUse), s.Database)
 	}
 }
-
