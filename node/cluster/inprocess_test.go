@@ -239,7 +239,7 @@ func TestDrainHelpersSweepAndStop(t *testing.T) {
 		t.Fatal(err)
 	}
 	main := actortest.NewFakePass(actortest.Rows(10), actortest.Rows(10)) // a full sweep: batch limit, work left
-	helpers := map[string]*actortest.FakePass{ // one full batch, then short
+	helpers := map[string]*actortest.FakePass{                            // one full batch, then short
 		"events#1": actortest.NewFakePass(actortest.Rows(10), actortest.Rows(3)),
 		"events#2": actortest.NewFakePass(actortest.Rows(10), actortest.Rows(3)),
 	}
