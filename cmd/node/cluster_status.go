@@ -65,4 +65,3 @@ func (n *node) printCluster(ctx context.Context, out io.Writer) error {
 	_, err = fmt.Fprintf(out, "cluster %s: %d members\n", n.clusterOptions().Name, len(snap.Members))
 	return err
 }
-
