@@ -18,6 +18,7 @@ import (
 
 	protocluster "github.com/asynkron/protoactor-go/cluster"
 	"github.com/asynkron/protoactor-go/cluster/clusterproviders/test"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/sirupsen/logrus"
 
 	"github.com/retentionkit/retention/actors"
@@ -318,4 +319,36 @@ func sortedKeys(m map[string]*actortest.FakePass) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+func TestMemberMetrics(t *testing.T) {
+	names := passNames(6)
+	f := newFixture(t, 2, idleRegs, names...)
+	eventually(t, 20*time.Second, "every pass placed once", func() (bool, string) { return exactlyOnce(names, f.nodes) })
+	reg := prometheus.NewRegistry()
+	if err := f.nodes[0].m.Register(reg); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 5*time.Second, "the gauges follow the topology", func() (bool, string) {
+		families, err := reg.Gather()
+		if err != nil {
+			return false, err.Error()
+		}
+		got := map[string]float64{}
+		for _, fam := range families {
+			for _, m := range fam.GetMetric() {
+				switch {
+				case m.GetGauge() != nil:
+					got[fam.GetName()] += m.GetGauge().GetValue()
+				case m.GetCounter() != nil:
+					got[fam.GetName()] += m.GetCounter().GetValue()
+				}
+			}
+		}
+		owned := float64(len(f.nodes[0].rt.Active()))
+		ok := got["retention_cluster_members"] == 2 && got["retention_cluster_owned_passes"] == owned &&
+			got["retention_cluster_fencing_exits_total"] == 0
+		_, slots := got["retention_cluster_slots_in_use"]
+		return ok && slots, fmt.Sprint(got)
+	})
 }
