@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"strconv"
 	"time"
 
 	"github.com/retentionkit/retention/actors"
@@ -39,11 +41,8 @@ func (n *node) joinCluster(ctx context.Context) error {
 	if !n.cfg.Cluster.Enabled {
 		return nil
 	}
-	if err := passes.CheckClusterSupport(ctx, n.db); err != nil {
-		if errors.Is(err, passes.ErrClusterUnsupported) {
-			return badConfig(fmt.Errorf("cluster.enabled: %w", err))
-		}
-		return fmt.Errorf("cluster: %s", passes.RedactText(err.Error(), n.cfg.Database.DSN))
+	if err := n.checkClusterDatabase(ctx); err != nil {
+		return err
 	}
 	for _, p := range n.cfg.Passes {
 		if base, ok := cluster.HelperOf(p.Name); ok && n.cfg.Cluster.DrainHelpers > 0 {
@@ -67,18 +66,53 @@ func (n *node) joinCluster(ctx context.Context) error {
 		leave(m, false)
 		return fmt.Errorf("cluster: delete slots: %s", passes.RedactText(err.Error(), n.cfg.Database.DSN))
 	}
-	for i, t := range n.tables {
-		locked, err := t.WithSweepLock(passes.SweepLockOptions{Conn: cs.conn})
-		if err != nil {
-			leave(m, false)
-			return badConfig(err)
-		}
-		n.tables[i], n.regs[i] = locked, locked.Registration(n.opts[i])
+	if err := n.lockTables(cs.conn); err != nil {
+		leave(m, false)
+		return err
 	}
 	m.SetReaders(n.lockReader(), cs.slotReader())
 	n.cluster = cs
 	n.log.WithField("member", m.ID()).WithField("address", m.Address()).Info("joined the cluster")
 	return nil
+}
+
+// checkClusterDatabase refuses a database cluster mode cannot run on (exit 2): SQLite,
+// or PostgreSQL older than 14. A server that does not answer is exit 1.
+func (n *node) checkClusterDatabase(ctx context.Context) error {
+	if err := passes.CheckClusterSupport(ctx, n.db); err != nil {
+		if errors.Is(err, passes.ErrClusterUnsupported) {
+			return badConfig(fmt.Errorf("cluster.enabled: %w", err))
+		}
+		return fmt.Errorf("cluster: %s", passes.RedactText(err.Error(), n.cfg.Database.DSN))
+	}
+	return nil
+}
+
+// lockTables puts every table pass under its sweep lock, held on connections with conn's
+// settings.
+func (n *node) lockTables(conn passes.SweepConnOptions) error {
+	for i, t := range n.tables {
+		locked, err := t.WithSweepLock(passes.SweepLockOptions{Conn: conn})
+		if err != nil {
+			return badConfig(err)
+		}
+		n.tables[i], n.regs[i] = locked, locked.Registration(n.opts[i])
+	}
+	return nil
+}
+
+// lockForSweep is cluster mode's part of a one-off `sweep`: the command joins no
+// cluster, but its sweeps take the same locks as the members', so a manual sweep never
+// runs beside a member's sweep of the same pass (it ends "elsewhere" instead). Its
+// connections are named retention:sweep-<pid>.
+func (n *node) lockForSweep(ctx context.Context) error {
+	if !n.cfg.Cluster.Enabled {
+		return nil
+	}
+	if err := n.checkClusterDatabase(ctx); err != nil {
+		return err
+	}
+	return n.lockTables(passes.SweepConnOptions{ApplicationName: passes.MemberAppPrefix + "sweep-" + strconv.Itoa(os.Getpid())})
 }
 
 // leaveTimeout bounds leaving the cluster: protoactor's graceful leave waits 2s for the

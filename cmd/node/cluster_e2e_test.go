@@ -5,6 +5,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"strings"
@@ -65,5 +66,38 @@ func TestClusterModeGivesUpOnAnUnreachableEtcd(t *testing.T) {
 	}
 	if strings.Contains(r.stderr, "panic") || strings.Contains(r.stderr, "goroutine ") {
 		t.Fatalf("a panic reached the user: %s", r.stderr)
+	}
+}
+
+// A one-off sweep with a cluster configuration takes the members' sweep locks: while
+// another session holds the pass's lock (a member sweeping it), the command deletes
+// nothing and says where the pass runs.
+func TestSweepInClusterModeTakesThePassLock(t *testing.T) {
+	e := newEnv(t, passes.DriverPostgres)
+	e.seed(20)
+	before := e.count("1=1")
+	ctx := context.Background()
+	conn, err := e.db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock(?, ?)", passes.SweepLockClass, passes.LockKey("audit-log")); err != nil {
+		t.Fatal(err)
+	}
+	path := e.config("", clusterSection(freeAddr(t), ""))
+	r := retention(t, "sweep", "--config", path)
+	if got := e.count("1=1"); got != before {
+		t.Fatalf("%d rows deleted while another session held the pass's lock (exit %d)\n%s", before-got, r.code, r.stderr)
+	}
+	t.Logf("sweep while locked elsewhere: exit %d", r.code)
+	if !strings.Contains(r.stderr, "running elsewhere") {
+		t.Fatalf("exit %d, stderr %q; want it to say the pass runs elsewhere", r.code, r.stderr)
+	}
+	if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_unlock(?, ?)", passes.SweepLockClass, passes.LockKey("audit-log")); err != nil {
+		t.Fatal(err)
+	}
+	if r := retention(t, "sweep", "--config", path); r.code != 0 || e.count("1=1") == before {
+		t.Fatalf("with the lock free: exit %d, %d rows left of %d\n%s", r.code, e.count("1=1"), before, r.stderr)
 	}
 }
