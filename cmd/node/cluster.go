@@ -12,6 +12,7 @@ import (
 	"github.com/retentionkit/retention/node/admin"
 	"github.com/retentionkit/retention/node/cluster"
 	"github.com/retentionkit/retention/passes"
+	"github.com/retentionkit/retention/passes/ledger"
 )
 
 // Cluster mode in the node (docs/cluster.md): the database is checked (PostgreSQL 14 or
@@ -69,6 +70,10 @@ func (n *node) joinCluster(ctx context.Context) error {
 	if err := n.lockTables(cs.conn); err != nil {
 		leave(m, false)
 		return err
+	}
+	if err := n.helperCleanup(); err != nil {
+		leave(m, false)
+		return badConfig(err)
 	}
 	m.SetReaders(n.lockReader(), cs.slotReader())
 	n.cluster = cs
@@ -144,6 +149,30 @@ func (n *node) helperRegistrations() []passes.Registration {
 		})...)
 	}
 	return out
+}
+
+// helperCleanup lists each drain helper's runs for the metadata cleanup wherever its
+// pass's runs are listed, with the same retention, so helpers' runs are pruned like
+// their pass's (a name not listed is never pruned).
+func (n *node) helperCleanup() error {
+	if n.ledger == nil || n.cfg.Cluster.DrainHelpers <= 0 {
+		return nil
+	}
+	cfg := n.cfg.CleanupConfig()
+	for _, e := range cfg.Names {
+		if !n.hasPass(e.Name) {
+			continue
+		}
+		for k := 1; k <= n.cfg.Cluster.DrainHelpers; k++ {
+			cfg.Names = append(cfg.Names, ledger.NameRetention{Name: cluster.HelperName(e.Name, k), Retention: e.Retention})
+		}
+	}
+	plan, err := cfg.Build()
+	if err != nil {
+		return fmt.Errorf("metadata_cleanup: %w", err)
+	}
+	n.plan = plan
+	return nil
 }
 
 // exclusive puts a registration that is not a table (the ledger's own loops) under its
