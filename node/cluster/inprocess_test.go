@@ -245,7 +245,9 @@ func TestDrainHelpersSweepAndStop(t *testing.T) {
 	}
 	regs := func([]string) []passes.Registration {
 		o := passes.DefaultOptions()
-		o.RetentionPeriod, o.MaxStartupStagger, o.SweepInterval, o.BatchSize, o.MaxBatchesPerSweep = passes.Retain(time.Hour), 0, time.Hour, 10, 2
+		// a long stagger, so the pass sweeps only when the test asks (below), once every
+		// member is up and placement has settled
+		o.RetentionPeriod, o.MaxStartupStagger, o.SweepInterval, o.BatchSize, o.MaxBatchesPerSweep = passes.Retain(time.Hour), 24*time.Hour, 24*time.Hour, 10, 2
 		base := passes.Registration{Name: "events", New: main.Factory(), Options: o}
 		out := []passes.Registration{base}
 		for _, h := range cluster.Helpers(base, 2, nil) {
@@ -270,7 +272,13 @@ func TestDrainHelpersSweepAndStop(t *testing.T) {
 	for range 3 {
 		f.add()
 	}
+	if off := passes.StaggerOffset("events", 24*time.Hour); off < time.Minute {
+		t.Fatalf("the pass's stagger offset is %v: it would sweep before the test asks", off)
+	}
 	eventually(t, 20*time.Second, "the pass placed once", func() (bool, string) { return exactlyOnce([]string{"events"}, f.nodes) })
+	if _, err := l.RequestSweep(context.Background(), "events", time.Now()); err != nil { // as retention trigger does
+		t.Fatal(err)
+	}
 	eventually(t, 20*time.Second, "both helpers swept and came up short", func() (bool, string) {
 		state := ""
 		for _, name := range sortedKeys(helpers) {
