@@ -124,6 +124,12 @@ func (a *passActor) started(ctx actor.Context) {
 		a.schedule(ctx, backoff, tickSweep)
 		return
 	}
+	if runs, ok := a.cell.place.takeFirst(); ok { // activated for a requested sweep
+		a.d.publish(PassStarted{Name: a.name()})
+		a.runs = runs
+		a.startSweep(ctx, true)
+		return
+	}
 	a.d.publish(PassStarted{Name: a.name(), Offset: a.cell.offset})
 	a.cell.update(func(s *PassStatus) { s.State = StateWaiting })
 	a.schedule(ctx, a.cell.offset, tickSweep)
@@ -198,8 +204,14 @@ func (a *passActor) stopped() {
 	reason := "runtime stopped"
 	if degraded {
 		reason = "restart limit exceeded"
+	} else if a.cell.place.leaving.Load() {
+		reason = reasonDeactivated
+	}
+	var unserved []int64
+	if reason == reasonDeactivated {
+		unserved, a.runs = a.runs, nil
 	}
 	a.cell.update(func(s *PassStatus) { s.State = StateStopped; s.NextSweep = time.Time{} })
-	a.d.publish(PassStopped{Name: a.name(), Reason: reason, Degraded: degraded, Err: err})
+	a.d.publish(PassStopped{Name: a.name(), Reason: reason, Degraded: degraded, Err: err, Unserved: unserved})
 	a.cell.markGone()
 }

@@ -55,6 +55,10 @@ type Config struct {
 	Supervision supervisor.Policy
 	// Observers hear every event after the built-in log observer, in this order.
 	Observers []Observer
+	// Placed starts no pass at Start: each runs only between Activate and Deactivate,
+	// so something outside the runtime (cluster mode) decides where a pass runs. False,
+	// the default, starts every pass at Start.
+	Placed bool
 	// FailureReporter hears of observer failures; nil logs them to Logger at warning.
 	FailureReporter observers.FailureReporter
 }

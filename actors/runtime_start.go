@@ -114,6 +114,9 @@ func (r *Runtime) spawnPasses(ctx context.Context) error {
 	var names []string
 	for _, reg := range r.registry.All() {
 		c := newPassCell(reg)
+		if r.cfg.Placed {
+			c.status.State = StateInactive
+		}
 		r.cells[reg.Name], r.order = c, append(r.order, c)
 		if _, ok := groups[reg.Group]; !ok {
 			names = append(names, reg.Group)

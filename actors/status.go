@@ -125,6 +125,7 @@ type passCell struct {
 	backoff *time.Duration // set by supervision for the next incarnation to wait
 	gaveUp  error          // set when supervision stops the pass for good
 	gone    chan struct{}  // closed when the pass actor stops for good
+	place   cellPlacement
 	// override is the operator's; effective is the registration's options with it applied
 	// (nil: none set yet).
 	override  Override

@@ -23,6 +23,28 @@ type WorkQueuePoller struct {
 	Interval time.Duration
 	// Reporter hears of failed polls; nil hears nothing.
 	Reporter polling.Reporter
+	// Claimable names the passes whose requests this poller may claim; nil is every
+	// registered pass. Cluster mode narrows it to the identities this member owns, so a
+	// request is claimed by the member that runs its pass.
+	Claimable func() []string
+	// Trigger hands a claimed request to its pass; nil is Runtime.TriggerRun. Cluster
+	// mode activates a placed pass that is not active yet (a drain helper) with the
+	// request as its first sweep. An error fails the request's run with the reason.
+	Trigger func(ctx context.Context, pass string, run int64) error
+}
+
+func (p *WorkQueuePoller) trigger(ctx context.Context, pass string, run int64) error {
+	if p.Trigger != nil {
+		return p.Trigger(ctx, pass, run)
+	}
+	return p.Runtime.TriggerRun(pass, run)
+}
+
+func (p *WorkQueuePoller) claimable() []string {
+	if p.Claimable != nil {
+		return p.Claimable()
+	}
+	return p.Runtime.PassNames()
 }
 
 // Run polls until stop ends.
@@ -55,7 +77,7 @@ func (p *WorkQueuePoller) PollOnce(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	claims, err := p.Ledger.ClaimWork(ctx, p.Runtime.PassNames(), 100, start)
+	claims, err := p.Ledger.ClaimWork(ctx, p.claimable(), 100, start)
 	if err != nil {
 		state := ledger.Failed
 		if ctx.Err() != nil {
@@ -74,7 +96,7 @@ func (p *WorkQueuePoller) PollOnce(ctx context.Context) (int, error) {
 				}
 			}
 		}
-		if terr := p.Runtime.TriggerRun(c.Pass, c.RunID); terr != nil {
+		if terr := p.trigger(ctx, c.Pass, c.RunID); terr != nil {
 			_ = p.Ledger.FinishRun(closing, c.RunID, ledger.Finish{End: clk.Now(), State: ledger.Failed, Error: fmt.Sprintf("not triggered: %v", terr)})
 			_ = p.Ledger.FinishWork(closing, []int64{c.RunID})
 		}

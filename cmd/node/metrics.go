@@ -41,5 +41,10 @@ func (n *node) registry(rt *actors.Runtime, m *metrics.Observer) (*prometheus.Re
 	if err := reg.Register(metrics.NewVacuumCollector(tables)); err != nil {
 		return nil, nil, err
 	}
+	if n.cluster != nil {
+		if err := n.cluster.member.Register(reg); err != nil {
+			return nil, nil, err
+		}
+	}
 	return reg, backlog, nil
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/retentionkit/retention/actors"
 	"github.com/retentionkit/retention/node/admin"
+	"github.com/retentionkit/retention/node/cluster"
 	"github.com/retentionkit/retention/node/live"
 	"github.com/retentionkit/retention/node/metrics"
 )
@@ -47,35 +48,61 @@ func (o *options) run(ctx context.Context) error {
 	if err := n.migrate(ctx); err != nil {
 		return err
 	}
+	// A signal while the node waits for etcd stops it there: nothing runs yet.
+	joinCtx, stopJoin := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+	err = n.joinCluster(joinCtx)
+	interrupted := joinCtx.Err() != nil && ctx.Err() == nil // read before stopJoin cancels it
+	stopJoin()
+	if err != nil {
+		if interrupted {
+			n.log.Info("stopped by a signal before joining the cluster")
+			return nil
+		}
+		return err
+	}
 	if err := n.join(ctx); err != nil {
+		n.leaveCluster(false)
 		return err
 	}
 	m := metrics.NewObserver()
 	rt, err := n.runtime(nil, true, false, m)
 	if err != nil {
+		n.leaveCluster(false)
 		return err
 	}
 	reg, backlog, err := n.registry(rt, m)
 	if err != nil {
+		n.leaveCluster(false)
 		return err
 	}
 	acfg := admin.Config{Runtime: rt, Ledger: n.ledger, Token: n.cfg.Node.AdminToken, Gatherer: reg, ReadyAfterFailures: n.cfg.ReadyAfterFailures()}
+	if n.cluster != nil {
+		acfg.Cluster, acfg.QueueTriggers = n.cluster.member, n.ledger != nil
+	}
 	// The dashboard is built from the finished admin config (in cluster mode, after
 	// acfg.Cluster is set), so both show the same ClusterSource.
 	if acfg.UI, err = n.dashboard(acfg, backlog); err != nil {
+		n.leaveCluster(false)
 		return err
 	}
 	adm := admin.New(acfg)
 	if n.cfg.Node.Admin != "" {
 		srv, addr, err := serveAdmin(n.cfg.Node.Admin, adm)
 		if err != nil {
+			n.leaveCluster(false)
 			return badConfig(fmt.Errorf("node.admin: %w", err))
 		}
 		defer srv.Close()
 		n.log.WithField("addr", addr).Info("admin endpoint listening")
 	}
 	if err := rt.Start(ctx); err != nil {
+		n.leaveCluster(false)
 		return badConfig(err)
+	}
+	var fenced <-chan *cluster.FencedError
+	if n.cluster != nil {
+		n.cluster.member.Serve(ctx, rt)
+		fenced = n.cluster.member.Fenced()
 	}
 	adm.SetReady(true)
 	pollCtx, cancelPolling := context.WithCancel(ctx)
@@ -86,7 +113,7 @@ func (o *options) run(ctx context.Context) error {
 		settings = n.liveSettings(pollCtx, rt)
 		go func() {
 			defer close(polled)
-			(&actors.WorkQueuePoller{Runtime: rt, Ledger: n.ledger}).Run(pollCtx)
+			n.poller(rt).Run(pollCtx)
 		}()
 	} else {
 		close(polled)
@@ -102,8 +129,14 @@ func (o *options) run(ctx context.Context) error {
 	}
 	n.log.WithField("passes", len(rt.PassNames())).Info("node running")
 
-	sig := <-signals
-	n.log.WithField("signal", sig.String()).Info("stopping: in-flight batches finish within the grace period")
+	var fence *cluster.FencedError
+	select {
+	case sig := <-signals:
+		n.log.WithField("signal", sig.String()).Info("stopping: in-flight batches finish within the grace period")
+	case fence = <-fenced:
+		n.log.WithError(fence).Error("fenced: stopping the passes, then exiting with code 3")
+	}
+	adm.SetReady(false)
 	stopPolling()
 	graceCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), n.cfg.ShutdownGrace())
 	defer cancel()
@@ -117,6 +150,12 @@ func (o *options) run(ctx context.Context) error {
 	stopErr := rt.Stop(graceCtx)
 	if stopErr != nil {
 		n.log.WithError(stopErr).Warn("stopped after cancelling in-flight batches")
+	}
+	// Leaving after the passes stopped: the others take them at once (graceful), and
+	// their first sweeps find the locks free. A fenced member's entry is gone already.
+	n.leaveCluster(fence == nil)
+	if fence != nil {
+		return &fencedExit{fence}
 	}
 	if rt.Status().Degraded {
 		return errors.New("stopped with passes that supervision had given up on")
@@ -134,6 +173,23 @@ func (n *node) liveSettings(ctx context.Context, rt *actors.Runtime) *live.Polle
 	}
 	p.Start(ctx)
 	return p
+}
+
+// poller is the work-queue poller; in cluster mode it claims only what this member owns
+// and activates a placed pass (a drain helper) for its request.
+func (n *node) poller(rt *actors.Runtime) *actors.WorkQueuePoller {
+	p := &actors.WorkQueuePoller{Runtime: rt, Ledger: n.ledger}
+	if n.cluster != nil {
+		p.Claimable, p.Trigger = n.cluster.member.Owned, n.cluster.member.TriggerClaimed
+	}
+	return p
+}
+
+// leaveCluster leaves the cluster, if the node joined one.
+func (n *node) leaveCluster(graceful bool) {
+	if n.cluster != nil {
+		leave(n.cluster.member, graceful)
+	}
 }
 
 // serveAdmin listens on addr and serves h there; it returns the server and the bound

@@ -38,6 +38,11 @@ type Config struct {
 	// UI is the web dashboard (package node/ui), served under /ui/; nil serves none.
 	// It is a plain handler so this package need not import the dashboard's.
 	UI http.Handler
+
+	// QueueTriggers makes POST /trigger/{name} queue the sweep in Ledger's work queue
+	// instead of triggering this runtime, so the member that owns the pass runs it
+	// (cluster mode). False triggers the local runtime, as a single node does.
+	QueueTriggers bool
 }
 
 // Handler serves the admin routes. It answers /readyz with 503 "starting" until

@@ -19,6 +19,7 @@ type Config struct {
 	Passes          []PassConfig          `yaml:"passes"`
 	Ledger          LedgerConfig          `yaml:"ledger"`
 	MetadataCleanup MetadataCleanupConfig `yaml:"metadata_cleanup"`
+	Cluster         ClusterConfig         `yaml:"cluster"`
 
 	lines      map[string]int // each field's line in the file, by path (passes[0].batch_size)
 	dsnFromEnv bool           // database.dsn came from RETENTION_DATABASE_URL
@@ -206,6 +207,7 @@ func (c *Config) Validate() error {
 			errs = append(errs, c.passErrors(i, p.Name, err)...)
 		}
 	}
+	c.clusterErrors(add)
 	if err := ledger.CheckPrefix(c.LedgerPrefix()); err != nil {
 		errs = append(errs, fmt.Errorf("%s%w", c.lineOf("ledger.table_prefix"), err))
 	}
@@ -308,6 +310,13 @@ func (c *Config) CleanupEnabled() bool {
 
 // CleanupPlan is the metadata cleanup's plan (per-name retention periods), validated.
 func (c *Config) CleanupPlan() (*ledger.Plan, error) {
+	return c.CleanupConfig().Build()
+}
+
+// CleanupConfig is the metadata_cleanup section as the ledger takes it, before its
+// defaults and rules are applied (CleanupPlan does that), for a caller that adds names
+// of its own, such as cluster mode's drain helpers.
+func (c *Config) CleanupConfig() ledger.CleanupConfig {
 	m := c.MetadataCleanup
 	cfg := ledger.CleanupConfig{DeleteBatchSize: m.DeleteBatchSize}
 	if m.RetentionPeriod != nil {
@@ -323,5 +332,5 @@ func (c *Config) CleanupPlan() (*ledger.Plan, error) {
 		}
 		cfg.Names = append(cfg.Names, entry)
 	}
-	return cfg.Build()
+	return cfg
 }
