@@ -1,0 +1,268 @@
+package harness
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// LockClasses are the advisory-lock classes (the first key of the two-key form) the
+// node uses for a pass's exclusivity lock and for the cluster-wide delete slots.
+type LockClasses struct {
+	Pass int64
+	Slot int64
+}
+
+// DefaultLockClasses are the classes the node's sweep locks use (passes package).
+var DefaultLockClasses = LockClasses{Pass: 7301, Slot: 7302}
+
+// KeepFigures is one table against its keep-set.
+type KeepFigures struct {
+	Table   string
+	Kept    int64 // keep-set rows still there
+	Wrongly int64 // keep-set rows gone: deleted although the rule keeps them
+	Left    int64 // rows still there the rule deletes
+	Gone    int64 // rows the batch log says were deleted
+}
+
+// OK reports whether nothing was wrongly deleted and nothing expired is left.
+func (k KeepFigures) OK() bool { return k.Wrongly == 0 && k.Left == 0 }
+
+func (k KeepFigures) String() string {
+	return fmt.Sprintf("%s: %d kept, %d deleted, %d wrongly deleted, %d expired left", k.Table, k.Kept, k.Gone, k.Wrongly, k.Left)
+}
+
+// Keep measures table against mn_keep.
+func (d *DB) Keep(ctx context.Context, table string) (KeepFigures, error) {
+	k := KeepFigures{Table: table}
+	var err error
+	q := func(s string) int64 {
+		if err != nil {
+			return 0
+		}
+		var n int64
+		n, err = d.Count(ctx, strings.ReplaceAll(s, "{t}", table), table)
+		return n
+	}
+	k.Kept = q(`SELECT count(*) FROM mn_keep k JOIN {t} t ON t.id = k.id WHERE k.tbl = $1`)
+	k.Wrongly = q(`SELECT count(*) FROM mn_keep k WHERE k.tbl = $1 AND NOT EXISTS (SELECT 1 FROM {t} t WHERE t.id = k.id)`)
+	k.Left = q(`SELECT count(*) FROM {t} t WHERE NOT EXISTS (SELECT 1 FROM mn_keep k WHERE k.tbl = $1 AND k.id = t.id)`)
+	k.Gone = q(`SELECT coalesce(sum(rows), 0) FROM mn_batches WHERE tbl = $1`)
+	return k, err
+}
+
+// Remaining counts the rows of table the rule deletes that are still there.
+func (d *DB) Remaining(ctx context.Context, table string) (int64, error) {
+	return d.Count(ctx, fmt.Sprintf(`SELECT count(*) FROM %s t WHERE NOT EXISTS (SELECT 1 FROM mn_keep k WHERE k.tbl = $1 AND k.id = t.id)`, table), table)
+}
+
+// Overlap is two sessions whose batches on one table interleave: between the first and
+// the last batch one session committed there, the other committed one too.
+type Overlap struct {
+	Table          string
+	AppA, AppB     string
+	PIDA, PIDB     int
+	FromA, ToA     time.Time
+	FromB, ToB     time.Time
+	BatchA, BatchB int
+}
+
+func (o Overlap) String() string {
+	return fmt.Sprintf("%s: %s pid %d [%s, %s] (%d batches) and %s pid %d [%s, %s] (%d batches)", o.Table,
+		o.AppA, o.PIDA, o.FromA.Format("15:04:05.000"), o.ToA.Format("15:04:05.000"), o.BatchA,
+		o.AppB, o.PIDB, o.FromB.Format("15:04:05.000"), o.ToB.Format("15:04:05.000"), o.BatchB)
+}
+
+// Overlaps lists every pair of sessions that deleted from one table at the same time.
+// Without drain helpers there must be none.
+func (d *DB) Overlaps(ctx context.Context) ([]Overlap, error) {
+	rows, err := d.QueryContext(ctx, `WITH s AS (
+			SELECT tbl, app, pid, backend_start, min(at) AS a, max(at) AS b, count(*) AS n
+			FROM mn_batches GROUP BY tbl, app, pid, backend_start)
+		SELECT x.tbl, x.app, x.pid, x.a, x.b, x.n, y.app, y.pid, y.a, y.b, y.n
+		FROM s x JOIN s y ON x.tbl = y.tbl AND (x.backend_start, x.pid) < (y.backend_start, y.pid)
+		WHERE x.a <= y.b AND y.a <= x.b ORDER BY x.tbl, x.a`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Overlap
+	for rows.Next() {
+		var o Overlap
+		if err := rows.Scan(&o.Table, &o.AppA, &o.PIDA, &o.FromA, &o.ToA, &o.BatchA, &o.AppB, &o.PIDB, &o.FromB, &o.ToB, &o.BatchB); err != nil {
+			return nil, err
+		}
+		out = append(out, o)
+	}
+	return out, rows.Err()
+}
+
+// LockFigures is what the batch log says about the locks each batch ran under.
+type LockFigures struct {
+	Batches int64
+	// WithoutPassLock and WithoutSlot count batches whose session held no lock of the
+	// pass class, or no slot.
+	WithoutPassLock, WithoutSlot int64
+	// MaxSlots is the most slots granted in the database at any batch.
+	MaxSlots int64
+	// PassKeys is, per table, the distinct pass-lock keys its batches ran under: one
+	// per identity (the pass, and each drain helper).
+	PassKeys map[string]int
+	// Apps is, per table, the distinct sessions' application names that deleted there.
+	Apps map[string][]string
+}
+
+// Locks reads the batch log's lock figures.
+func (d *DB) Locks(ctx context.Context, c LockClasses) (LockFigures, error) {
+	f := LockFigures{PassKeys: map[string]int{}, Apps: map[string][]string{}}
+	rows, err := d.QueryContext(ctx, `SELECT tbl, app, held, db_locks FROM mn_batches`)
+	if err != nil {
+		return f, err
+	}
+	defer rows.Close()
+	keys := map[string]map[string]bool{}
+	apps := map[string]map[string]bool{}
+	passPrefix, slotPrefix := fmt.Sprintf("%d:", c.Pass), fmt.Sprintf("%d:", c.Slot)
+	for rows.Next() {
+		var tbl, app, held, locks string
+		if err := rows.Scan(&tbl, &app, &held, &locks); err != nil {
+			return f, err
+		}
+		f.Batches++
+		var pass, slot bool
+		for _, h := range strings.Split(strings.Trim(held, "{}"), ",") {
+			switch {
+			case strings.HasPrefix(h, passPrefix):
+				pass = true
+				if keys[tbl] == nil {
+					keys[tbl] = map[string]bool{}
+				}
+				keys[tbl][h] = true
+			case strings.HasPrefix(h, slotPrefix):
+				slot = true
+			}
+		}
+		if !pass {
+			f.WithoutPassLock++
+		}
+		if !slot {
+			f.WithoutSlot++
+		}
+		var byClass map[string]int64
+		if err := json.Unmarshal([]byte(locks), &byClass); err != nil {
+			return f, err
+		}
+		var slots int64
+		for k, n := range byClass {
+			if strings.HasPrefix(k, slotPrefix) {
+				slots += n
+			}
+		}
+		f.MaxSlots = max(f.MaxSlots, slots)
+		if apps[tbl] == nil {
+			apps[tbl] = map[string]bool{}
+		}
+		apps[tbl][app] = true
+	}
+	for tbl, k := range keys {
+		f.PassKeys[tbl] = len(k)
+	}
+	for tbl, a := range apps {
+		for app := range a {
+			f.Apps[tbl] = append(f.Apps[tbl], app)
+		}
+		sort.Strings(f.Apps[tbl])
+	}
+	return f, rows.Err()
+}
+
+// LastBatchApp is, per table, the application name of the last batch committed before
+// t.
+func (d *DB) LastBatchApp(ctx context.Context, before time.Time) (map[string]string, error) {
+	rows, err := d.QueryContext(ctx, `SELECT DISTINCT ON (tbl) tbl, app FROM mn_batches WHERE at < $1 ORDER BY tbl, at DESC`, before)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var tbl, app string
+		if err := rows.Scan(&tbl, &app); err != nil {
+			return nil, err
+		}
+		out[tbl] = app
+	}
+	return out, rows.Err()
+}
+
+// FirstBatchAfter is when the first batch on table committed after t by a session
+// whose application name is not app; ok is false while there is none.
+func (d *DB) FirstBatchAfter(ctx context.Context, table string, after time.Time, notApp string) (at time.Time, by string, ok bool, err error) {
+	rows, err := d.QueryContext(ctx, `SELECT at, app FROM mn_batches WHERE tbl = $1 AND at > $2 AND app <> $3 ORDER BY at LIMIT 1`, table, after, notApp)
+	if err != nil {
+		return at, "", false, err
+	}
+	defer rows.Close()
+	if rows.Next() {
+		err = rows.Scan(&at, &by)
+		return at, by, err == nil, err
+	}
+	return at, "", false, rows.Err()
+}
+
+// BatchesBy counts the batches on table committed after t by app.
+func (d *DB) BatchesBy(ctx context.Context, table, app string, after time.Time) (int64, error) {
+	return d.Count(ctx, `SELECT count(*) FROM mn_batches WHERE tbl = $1 AND app = $2 AND at > $3`, table, app, after)
+}
+
+// RunOverlap is two ledger runs of one pass that both deleted and whose [start, end]
+// intervals overlap.
+type RunOverlap struct {
+	Name         string
+	IDA, IDB     int64
+	NodeA, NodeB string
+}
+
+// LedgerOverlaps lists overlapping runs of one pass in the ledger (prefix retention_),
+// among runs that did delete (rows or batches recorded). A run left InProgress by a
+// member that died ends, for this check, when it died: deaths maps member ids to that
+// time (a killed member cannot close its runs; recovery closes them later).
+func (d *DB) LedgerOverlaps(ctx context.Context, deaths map[string]time.Time) ([]RunOverlap, error) {
+	var values []string
+	for member, at := range deaths {
+		values = append(values, fmt.Sprintf("('%s', '%s'::timestamptz)", strings.ReplaceAll(member, "'", "''"), at.UTC().Format(time.RFC3339Nano)))
+	}
+	deathsSQL := "SELECT NULL::text AS node, NULL::timestamptz AS at WHERE false"
+	if len(values) > 0 {
+		deathsSQL = "SELECT * FROM (VALUES " + strings.Join(values, ", ") + ") v (node, at)"
+	}
+	rows, err := d.QueryContext(ctx, `WITH deaths AS (`+deathsSQL+`),
+		r AS (SELECT m.id, m.name, coalesce(m.node_id, '') AS node, m.start_time AS a,
+		             CASE WHEN x.at IS NULL THEN coalesce(m.end_time, now()) ELSE least(coalesce(m.end_time, x.at), x.at) END AS b
+		      FROM retention_metadata m LEFT JOIN deaths x ON x.node = m.node_id
+		      WHERE m.rows_deleted > 0 OR m.batches > 0)
+		SELECT x.name, x.id, y.id, x.node, y.node FROM r x JOIN r y ON x.name = y.name AND x.id < y.id
+		WHERE x.a < y.b AND y.a < x.b ORDER BY x.name, x.id`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []RunOverlap
+	for rows.Next() {
+		var o RunOverlap
+		if err := rows.Scan(&o.Name, &o.IDA, &o.IDB, &o.NodeA, &o.NodeB); err != nil {
+			return nil, err
+		}
+		out = append(out, o)
+	}
+	return out, rows.Err()
+}
+
+// LedgerRows is the rows the ledger recorded deleted by runs named name or a drain
+// helper of it (name#k).
+func (d *DB) LedgerRows(ctx context.Context, name string) (int64, error) {
+	return d.Count(ctx, `SELECT coalesce(sum(rows_deleted), 0) FROM retention_metadata WHERE name = $1 OR name LIKE $1 || '#%'`, name)
+}

@@ -1,0 +1,120 @@
+//go:build multinode
+
+package multinode
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/retentionkit/retention/multinode/harness"
+)
+
+// TestHarnessRecordsBatchesAndLocks checks the checks: a DELETE made by hand under a
+// pass-class and a slot-class advisory lock must land in the batch log with both
+// locks, one without locks must count as unlocked, a deleted keep-set row must count
+// as wrongly deleted, and two interleaved sessions must count as an overlap. Without
+// this, a broken trigger would pass every scenario.
+func TestHarnessRecordsBatchesAndLocks(t *testing.T) {
+	need(t)
+	ctx := context.Background()
+	db, err := harness.OpenDB(ctx, env.dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.Reset(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Seed(ctx, harness.Table{Name: "probe", Rows: 100}); err != nil {
+		t.Fatal(err)
+	}
+	c := harness.DefaultLockClasses
+	a, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	for _, q := range []string{
+		`SET application_name = 'retention:probe-a'`,
+		`SELECT pg_advisory_lock(7301, 1)`,
+		`SELECT pg_advisory_lock(7302, 1)`,
+		`DELETE FROM probe WHERE id BETWEEN 1 AND 5 AND state = 'done'`,
+	} {
+		if _, err := a.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	for _, q := range []string{
+		`SET application_name = 'retention:probe-b'`,
+		`DELETE FROM probe WHERE id BETWEEN 6 AND 9 AND state = 'done'`,
+		`DELETE FROM probe WHERE id = 10`, // fresh: in the keep-set
+	} {
+		if _, err := b.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	if _, err := a.ExecContext(ctx, `DELETE FROM probe WHERE id BETWEEN 11 AND 13 AND state = 'done'`); err != nil {
+		t.Fatal(err)
+	}
+	f, err := db.Locks(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Batches != 4 || f.WithoutPassLock != 2 || f.WithoutSlot != 2 || f.MaxSlots != 1 || f.PassKeys["probe"] != 1 || len(f.Apps["probe"]) != 2 {
+		t.Errorf("lock figures %+v, want 4 batches, 2 without either lock, 1 slot at most, 1 pass key, 2 sessions", f)
+	}
+	k, err := db.Keep(ctx, "probe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k.Wrongly != 1 || k.Left == 0 {
+		t.Errorf("keep figures %s, want 1 wrongly deleted and some left", k)
+	}
+	o, err := db.Overlaps(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(o) != 1 {
+		t.Errorf("overlaps %v, want the two interleaved sessions", o)
+	}
+	s := harness.StartSampler(db, c)
+	if err := harness.Poll(ctx, 10*time.Second, "samples", func() (bool, error) { return s.Figures().Samples >= 3, nil }); err != nil {
+		t.Fatal(err)
+	}
+	if sf := s.Stop(); sf.MaxSlots != 1 || sf.MaxPassLocks != 1 || sf.MaxHolders != 1 {
+		t.Errorf("samples %+v, want the one slot and one pass lock session a holds", sf)
+	}
+}
+
+// TestHarnessEtcdRestart checks the etcd the scenarios run: it answers, it stops,
+// it starts again on the same port, and its JSON gateway lists keys.
+func TestHarnessEtcdRestart(t *testing.T) {
+	need(t)
+	ctx := context.Background()
+	e, err := harness.StartEtcd(ctx, env.etcd, t.TempDir(), t.TempDir()+"/etcd.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Stop()
+	if _, err := e.Keys(ctx, "/"); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Keys(ctx, "/"); err == nil {
+		t.Error("a stopped etcd answered")
+	}
+	if err := e.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Keys(ctx, "/"); err != nil {
+		t.Fatal(err)
+	}
+}
