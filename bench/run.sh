@@ -6,7 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out=$(mktemp)
 drain=$(mktemp)
-trap 'rm -f "$out" "$drain"' EXIT
+cluster=$(mktemp)
+trap 'rm -f "$out" "$drain" "$cluster"' EXIT
 gocmd="go test -run '^\$' -bench . -benchmem -count ${BENCH_COUNT:-3} ./..."
 eval "$gocmd" | tee "$out"
 drain_args="-rows ${BENCH_ROWS:-1000000} -reps ${BENCH_REPS:-3}"
@@ -14,6 +15,13 @@ if [ -n "${BENCH_DRAIN_REPORT:-}" ]; then
   cp "$BENCH_DRAIN_REPORT" "$drain" # a report bench/drain wrote earlier
 else
   go run ./bench/drain $drain_args -out "$drain"
+fi
+# Cluster mode (bench/cluster): etcd from Debian's etcd-server and PostgreSQL; without
+# them the section says it was not run.
+if [ -n "${BENCH_CLUSTER_REPORT:-}" ]; then
+  cp "$BENCH_CLUSTER_REPORT" "$cluster" # a report bench/cluster wrote earlier
+elif ! go run ./bench/cluster -reps "${BENCH_CLUSTER_REPS:-5}" -out "$cluster"; then
+  printf '## Cluster mode (`bench/cluster`)\n\nNot run: it needs etcd (Debian'"'"'s etcd-server) and PostgreSQL.\n' > "$cluster"
 fi
 {
   cat bench/benchmarks-intro.md
@@ -31,5 +39,7 @@ fi
   echo '```'
   echo
   sed 's/^## /### /; s/^### \(PostgreSQL\|SQLite\|The metadata\)/#### \1/' "$drain"
+  echo
+  sed 's/^### /#### /; s/^## /### /' "$cluster"
 } > docs/benchmarks.md
 echo "wrote docs/benchmarks.md"

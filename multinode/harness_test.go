@@ -42,8 +42,8 @@ func TestHarnessRecordsBatchesAndLocks(t *testing.T) {
 	defer b.Close()
 	for _, q := range []string{
 		`SET application_name = 'retention:probe-a'`,
-		`SELECT pg_advisory_lock(7301, 1)`,
-		`SELECT pg_advisory_lock(7302, 1)`,
+		`SELECT pg_advisory_lock(x'72746e01'::int, 1)`,
+		`SELECT pg_advisory_lock(x'72746e02'::int, 1)`,
 		`DELETE FROM probe WHERE id BETWEEN 1 AND 5 AND state = 'done'`,
 	} {
 		if _, err := a.ExecContext(ctx, q); err != nil {

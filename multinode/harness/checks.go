@@ -16,8 +16,9 @@ type LockClasses struct {
 	Slot int64
 }
 
-// DefaultLockClasses are the classes the node's sweep locks use (passes package).
-var DefaultLockClasses = LockClasses{Pass: 7301, Slot: 7302}
+// DefaultLockClasses are the classes the node's sweep locks use (passes.SweepLockClass
+// and passes.SlotLockClass: "rtn" and a number).
+var DefaultLockClasses = LockClasses{Pass: 0x72746e01, Slot: 0x72746e02}
 
 // KeepFigures is one table against its keep-set.
 type KeepFigures struct {
@@ -265,4 +266,31 @@ func (d *DB) LedgerOverlaps(ctx context.Context, deaths map[string]time.Time) ([
 // helper of it (name#k).
 func (d *DB) LedgerRows(ctx context.Context, name string) (int64, error) {
 	return d.Count(ctx, `SELECT coalesce(sum(rows_deleted), 0) FROM retention_metadata WHERE name = $1 OR name LIKE $1 || '#%'`, name)
+}
+
+// DrainFigures is how one table's drain went, by the batch log's clock.
+type DrainFigures struct {
+	Rows     int64
+	Batches  int64
+	Sessions int64
+	First    time.Time
+	Last     time.Time
+}
+
+// Rate is rows per second from the first batch's commit to the last's.
+func (f DrainFigures) Rate() float64 {
+	s := f.Last.Sub(f.First).Seconds()
+	if s <= 0 {
+		return 0
+	}
+	return float64(f.Rows) / s
+}
+
+// Drain reads table's drain figures from the batch log.
+func (d *DB) Drain(ctx context.Context, table string) (DrainFigures, error) {
+	var f DrainFigures
+	err := d.QueryRowContext(ctx, `SELECT coalesce(sum(rows), 0), count(*), count(DISTINCT (pid, backend_start)),
+		coalesce(min(at), now()), coalesce(max(at), now()) FROM mn_batches WHERE tbl = $1`, table).
+		Scan(&f.Rows, &f.Batches, &f.Sessions, &f.First, &f.Last)
+	return f, err
 }

@@ -104,3 +104,10 @@ func EtcdPrefix(name string) string { return "/" + name + "/" }
 
 // WriteConfig writes body to path (mode 0600: it holds a DSN).
 func WriteConfig(path, body string) error { return os.WriteFile(path, []byte(body), 0o600) }
+
+// SingleConfigYAML is a node configuration outside cluster mode, for the single-node
+// baseline beside the cluster: the same database, admin endpoint and passes.
+func SingleConfigYAML(dsn string, maxConcurrentDeletes int, passes string) string {
+	return fmt.Sprintf("database:\n  driver: postgres\n  dsn: %q\nnode:\n  admin: 127.0.0.1:0\n  max_concurrent_deletes: %d\n  shutdown_grace: 10s\npasses:\n%s",
+		dsn, maxConcurrentDeletes, passes)
+}
