@@ -32,6 +32,14 @@ const (
 	// ContendedAfter batches took nothing: the rows left are out of its reach for now
 	// (locked by other transactions, say). Work remains; the next sweep tries again.
 	Contended StopReason = "contended"
+	// Elsewhere: the sweep's advisory lock is held by another session (another member
+	// of the cluster sweeps the pass; passes.ErrRunningElsewhere), so it ended before
+	// its first batch. Not a failure: supervision does not restart the pass, and a
+	// one-shot sweep exits 0. Not a success either: this node did none of the work, so
+	// nothing that marks a pass healthy (last success, cleared drift, supervision's
+	// good-sweep reset) follows from it. The next try comes after Config.ElsewhereRetry,
+	// doubling while denials continue.
+	Elsewhere StopReason = "elsewhere"
 )
 
 // ContendedAfter is how many batches in a row may report more waiting while deleting and
@@ -44,7 +52,7 @@ const ContendedAfter = 5
 func (r StopReason) Succeeded() bool { return r == Drained || r == BatchLimit || r == Contended }
 
 // LeavesWork reports whether a sweep that ended for r knowingly left expired rows
-// behind for the next sweep.
+// behind for the next sweep. A sweep that ran elsewhere left nothing of its own.
 func (r StopReason) LeavesWork() bool { return r == BatchLimit || r == Contended }
 
 // PassStarted says a pass actor started; its first sweep comes after Offset.
@@ -88,6 +96,9 @@ type SweepDone struct {
 	Reason      StopReason
 	Duration    time.Duration
 	At          time.Time // when it ended, on the runtime's clock
+	// Denied is, for Elsewhere, the lock's denial: it names the identity and, where
+	// PostgreSQL shows it, the holder (a *passes.ElsewhereError inside).
+	Denied error
 }
 
 // PassFailed says a sweep failed with Err; supervision decides what follows.

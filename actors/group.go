@@ -32,11 +32,16 @@ func (g *groupActor) Receive(ctx actor.Context) {
 		m.cell.pid.Store(pid)
 		g.rt.byPID.Store(pid.Id, m.cell)
 		close(m.done)
+	case *activatePass:
+		g.spawnPlaced(ctx, m)
 	}
 }
 
 func (g *groupActor) spawnAll(ctx actor.Context) {
 	for i, c := range g.cells {
+		if g.rt.cfg.Placed {
+			break // placed passes start on Activate
+		}
 		pid, err := ctx.SpawnNamed(newPassProps(c, g.d), fmt.Sprintf("pass-%d", i))
 		if err != nil {
 			panic(fmt.Errorf("spawn pass %q: %w", c.reg.Name, err))

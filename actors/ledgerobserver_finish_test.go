@@ -20,6 +20,7 @@ func TestASweepsStopReasonDecidesItsRunState(t *testing.T) {
 		{Failed, ledger.Failed},
 		{Cancelled, ledger.Cancelled},
 		{Stopped, ledger.Cancelled},
+		{Elsewhere, ledger.Cancelled}, // this node did none of it: not a completed run
 	}
 	for _, c := range cases {
 		if got := finishOf(SweepDone{Reason: c.reason}).State; got != c.want {

@@ -45,6 +45,9 @@ func (r *Runtime) Ping(ctx context.Context) error {
 			return fmt.Errorf("pass %q not asked: %w", c.reg.Name, context.DeadlineExceeded)
 		}
 		res, err := system.Root.RequestFuture(pid, &ping{}, timeout).Result()
+		if err != nil && c.pid.Load() != pid {
+			continue // deactivated while asked: placement moved it
+		}
 		if err != nil {
 			return fmt.Errorf("pass %q did not answer within %v: %w", c.reg.Name, timeout.Round(time.Millisecond), err)
 		}

@@ -11,7 +11,7 @@ import (
 )
 
 // LogObserver writes events to a logrus logger at levels that keep a healthy runtime
-// quiet: sweeps and restarts at info, batches at debug, failures, cancellations and
+// quiet: sweeps (one that runs elsewhere too) and restarts at info, batches at debug, failures, cancellations and
 // skipped rows at warning, a pass stopped by supervision at error.
 //
 // Configuration drift (a table or column gone) would otherwise repeat the same five
@@ -54,6 +54,12 @@ func (o *LogObserver) Observe(e Event) error {
 		}
 		l.WithFields(logrus.Fields{"sweep": e.Sweep, "batch": e.Batch, "rows": e.Rows, "duration": e.Duration}).Debug("batch done")
 	case SweepDone:
+		if e.Reason == Elsewhere {
+			// Routine in a cluster (a duplicate activation, a helper's overlap): info, so
+			// "who sweeps this pass" can be read from the log, not a warning.
+			l.WithFields(logrus.Fields{"sweep": e.Sweep, "reason": e.Reason}).WithError(e.Denied).Log(at(logrus.InfoLevel), "sweep running elsewhere")
+			break
+		}
 		l.WithFields(logrus.Fields{"sweep": e.Sweep, "rows": e.Rows, "skipped": e.Skipped, "batches": e.Batches,
 			"work_remains": e.WorkRemains, "reason": e.Reason, "duration": e.Duration}).Log(at(logrus.InfoLevel), "sweep done")
 	case PassFailed:

@@ -18,6 +18,7 @@ func TestLogObserverLevels(t *testing.T) {
 		text  string
 	}{
 		{SweepDone{Name: "p", Rows: 12, Reason: Drained}, "info", "sweep done"},
+		{SweepDone{Name: "p", Reason: Elsewhere, Denied: errors.New(`"p" is running elsewhere: held by member m2`)}, "info", "held by member m2"},
 		{BatchDone{Name: "p", Rows: 3}, "debug", "batch done"},
 		{PassFailed{Name: "p", Err: errors.New("boom")}, "warning", "sweep failed"},
 		{RowSkipped{Name: "p", Key: 42, Err: errors.New("fk")}, "warning", "row skipped"},

@@ -23,6 +23,8 @@ type deps struct {
 	gate      *actor.PID
 	pools     map[string]*actor.PID
 	batchBase context.Context // cancelled when a stop's grace period runs out
+	// elsewhereRetry is the first wait after a sweep that ran elsewhere.
+	elsewhereRetry time.Duration
 }
 
 func (d *deps) publish(e Event) { d.system.Root.Send(d.hub, e) }
@@ -59,6 +61,7 @@ type passActor struct {
 	yield    bool        // someone waits for the places a.req holds: give them back
 	draining bool
 	drained  []chan<- struct{}
+	denials  int // sweeps in a row that ended Elsewhere
 }
 
 func newPassProps(c *passCell, d *deps) *actor.Props {
@@ -178,6 +181,8 @@ func (a *passActor) stopped() {
 	reason := "runtime stopped"
 	if degraded {
 		reason = "restart limit exceeded"
+	} else if a.cell.place.leaving.Load() {
+		reason = reasonDeactivated
 	}
 	a.cell.update(func(s *PassStatus) { s.State = StateStopped; s.NextSweep = time.Time{} })
 	a.d.publish(PassStopped{Name: a.name(), Reason: reason, Degraded: degraded, Err: err})

@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -80,6 +81,10 @@ func (a *passActor) onBatchResult(ctx actor.Context, m *batchResult) {
 	if !hold {
 		a.releaseAdmission(ctx)
 	}
+	if errors.Is(m.err, passes.ErrRunningElsewhere) && a.d.batchBase.Err() == nil {
+		a.endSweepDenied(ctx, m.err)
+		return
+	}
 	switch {
 	case m.err != nil && a.d.batchBase.Err() != nil:
 		a.endSweep(ctx, Stopped)
@@ -138,14 +143,35 @@ func (a *passActor) fail(ctx actor.Context, err error) {
 	panic(&SweepError{Pass: a.name(), Sweep: sw.id, Err: err})
 }
 
+// endSweepDenied ends a sweep whose lock another session holds: not a batch, not a
+// failure; the pass tries again after a wait that doubles while denials continue.
+func (a *passActor) endSweepDenied(ctx actor.Context, err error) {
+	a.denials++
+	a.endSweepWith(ctx, Elsewhere, err)
+}
+
+// elsewhereWait is the wait before the next try after the denials in a row so far.
+func (a *passActor) elsewhereWait() time.Duration {
+	wait, limit := a.d.elsewhereRetry, a.opts().EffectiveInterval()
+	for i := 1; i < a.denials && wait < limit; i++ {
+		wait *= 2
+	}
+	return min(wait, limit)
+}
+
 func (a *passActor) endSweep(ctx actor.Context, reason StopReason) {
+	a.denials = 0
+	a.endSweepWith(ctx, reason, nil)
+}
+
+func (a *passActor) endSweepWith(ctx actor.Context, reason StopReason, denied error) {
 	sw := a.sweep
 	a.sweep = nil
 	closePass(sw.pass)
 	now := a.d.clock.Now()
 	good := reason.Succeeded()
 	a.d.publish(SweepDone{Name: a.name(), Sweep: sw.id, Cutoff: sw.cutoff, Rows: sw.rows, Skipped: sw.skipped,
-		Batches: sw.batches, WorkRemains: reason.LeavesWork(), Reason: reason, Duration: now.Sub(sw.started), At: now})
+		Batches: sw.batches, WorkRemains: reason.LeavesWork(), Reason: reason, Duration: now.Sub(sw.started), At: now, Denied: denied})
 	a.cell.update(func(s *PassStatus) {
 		s.State = StateWaiting
 		s.LastSweepEnded = now
@@ -167,6 +193,8 @@ func (a *passActor) endSweep(ctx actor.Context, reason StopReason) {
 	case a.followUp:
 		a.followUp = false
 		a.startSweep(ctx, true)
+	case reason == Elsewhere:
+		a.schedule(ctx, a.elsewhereWait(), tickSweep)
 	default:
 		a.schedule(ctx, a.opts().EffectiveInterval(), tickSweep)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/sirupsen/logrus"
@@ -17,6 +18,9 @@ import (
 
 // DefaultMaxConcurrentDeletes is the admission limit per database when Config sets none.
 const DefaultMaxConcurrentDeletes = 2
+
+// DefaultElsewhereRetry is Config.ElsewhereRetry's default.
+const DefaultElsewhereRetry = 5 * time.Second
 
 // Config configures a Runtime. The zero value works: its own actor system, the wall
 // clock, a logger on stderr, two concurrent deletes per database, default supervision.
@@ -41,10 +45,20 @@ type Config struct {
 	// SlotPools makes the slot pool of each database, given its limit; nil makes
 	// NewLocalSlotPool(capacity). A pool shared by several nodes plugs in here.
 	SlotPools func(database string, capacity int) SlotPool
+	// ElsewhereRetry is how long a pass waits before trying again after a sweep that
+	// ended Elsewhere (another member holds its lock); the wait doubles with every denial
+	// in a row, up to the pass's interval. Short, because the holder may be a duplicate
+	// activation about to stop; doubling, because it may also be a long drain, and each
+	// try costs a ledger run. 0 means DefaultElsewhereRetry.
+	ElsewhereRetry time.Duration
 	// Supervision is the restart policy; the zero value takes its defaults.
 	Supervision supervisor.Policy
 	// Observers hear every event after the built-in log observer, in this order.
 	Observers []Observer
+	// Placed starts no pass at Start: each runs only between Activate and Deactivate,
+	// so something outside the runtime (cluster mode) decides where a pass runs. False,
+	// the default, starts every pass at Start.
+	Placed bool
 	// FailureReporter hears of observer failures; nil logs them to Logger at warning.
 	FailureReporter observers.FailureReporter
 }

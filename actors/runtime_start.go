@@ -34,7 +34,10 @@ func (r *Runtime) Start(ctx context.Context) error {
 	}
 	batchBase, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	r.cancel = cancel
-	r.d = &deps{system: r.system, clock: r.clock, batchBase: batchBase, pools: map[string]*actor.PID{}}
+	r.d = &deps{system: r.system, clock: r.clock, batchBase: batchBase, pools: map[string]*actor.PID{}, elsewhereRetry: r.cfg.ElsewhereRetry}
+	if r.d.elsewhereRetry <= 0 {
+		r.d.elsewhereRetry = DefaultElsewhereRetry
+	}
 	r.spawnHub()
 	r.spawnAdmission()
 	return r.spawnPasses(ctx)
@@ -111,6 +114,9 @@ func (r *Runtime) spawnPasses(ctx context.Context) error {
 	var names []string
 	for _, reg := range r.registry.All() {
 		c := newPassCell(reg)
+		if r.cfg.Placed {
+			c.status.State = StateInactive
+		}
 		r.cells[reg.Name], r.order = c, append(r.order, c)
 		if _, ok := groups[reg.Group]; !ok {
 			names = append(names, reg.Group)

@@ -27,7 +27,11 @@ func (r *Runtime) TriggerRun(name string, runs ...int64) error {
 	if _, degraded := c.gaveUpWith(); degraded {
 		return core.NewBusinessRuleError(fmt.Sprintf("pass %q was stopped by supervision", name))
 	}
-	r.system.Root.Send(c.pid.Load(), &triggerSweep{runs: runs})
+	pid := c.pid.Load()
+	if pid == nil {
+		return core.NewBusinessRuleError(fmt.Sprintf("pass %q is not active on this member", name))
+	}
+	r.system.Root.Send(pid, &triggerSweep{runs: runs})
 	return nil
 }
 

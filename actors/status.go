@@ -91,6 +91,7 @@ type passCell struct {
 	backoff *time.Duration // set by supervision for the next incarnation to wait
 	gaveUp  error          // set when supervision stops the pass for good
 	gone    chan struct{}  // closed when the pass actor stops for good
+	place   cellPlacement
 }
 
 func newPassCell(reg passes.Registration) *passCell {

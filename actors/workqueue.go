@@ -23,6 +23,21 @@ type WorkQueuePoller struct {
 	Interval time.Duration
 	// Reporter hears of failed polls; nil hears nothing.
 	Reporter polling.Reporter
+	// Claimable names the passes whose requests this poller may claim; nil is every
+	// registered pass. Cluster mode narrows it to the identities this member owns, so a
+	// request is claimed by the member that runs its pass.
+	Claimable func() []string
+	// Activate, when set, runs before a claimed request is triggered, so a placed pass
+	// (a drain helper, or a pass that just moved here) runs before its trigger arrives.
+	// An error fails the request's run with the reason.
+	Activate func(ctx context.Context, pass string) error
+}
+
+func (p *WorkQueuePoller) claimable() []string {
+	if p.Claimable != nil {
+		return p.Claimable()
+	}
+	return p.Runtime.PassNames()
 }
 
 // Run polls until stop ends.
@@ -55,7 +70,7 @@ func (p *WorkQueuePoller) PollOnce(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	claims, err := p.Ledger.ClaimWork(ctx, p.Runtime.PassNames(), 100, start)
+	claims, err := p.Ledger.ClaimWork(ctx, p.claimable(), 100, start)
 	if err != nil {
 		state := ledger.Failed
 		if ctx.Err() != nil {
@@ -65,6 +80,13 @@ func (p *WorkQueuePoller) PollOnce(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	for _, c := range claims {
+		if p.Activate != nil {
+			if err := p.Activate(ctx, c.Pass); err != nil {
+				_ = p.Ledger.FinishRun(closing, c.RunID, ledger.Finish{End: clk.Now(), State: ledger.Failed, Error: fmt.Sprintf("not activated: %v", err)})
+				_ = p.Ledger.FinishWork(closing, []int64{c.RunID})
+				continue
+			}
+		}
 		if c.Retry {
 			if _, degraded := p.Runtime.degraded(c.Pass); degraded {
 				if err := p.Runtime.Revive(ctx, c.Pass); err != nil {

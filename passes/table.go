@@ -44,6 +44,8 @@ type Table struct {
 	postgres bool
 	// quarantine remembers the rows whose delete fails on its own; nil: none.
 	quarantine Quarantine
+	// sweepLock makes every sweep exclusive across sessions (WithSweepLock); nil: none.
+	sweepLock *SweepLockOptions
 }
 
 // NewTable validates spec (every problem at once, naming the pass and the field) and
@@ -71,6 +73,24 @@ func (t *Table) WithQuarantine(q Quarantine) *Table {
 	c := *t
 	c.quarantine = q
 	return &c
+}
+
+// WithSweepLock returns a copy of the pass whose every sweep holds the advisory lock o
+// names (the pass's name when o.Identity is empty) on the very connection its batches
+// run on, taken before the first batch: if that connection dies, the lock and the
+// batches die together, so no batch can ever run without the lock. A sweep denied the
+// lock ends with an *ElsewhereError before deleting anything. It needs PostgreSQL: on
+// SQLite it is refused with ErrClusterUnsupported.
+func (t *Table) WithSweepLock(o SweepLockOptions) (*Table, error) {
+	if !t.postgres {
+		return nil, fmt.Errorf("pass %q: a sweep lock: %w (the database is SQLite)", t.name, ErrClusterUnsupported)
+	}
+	if o.Identity == "" {
+		o.Identity = t.name
+	}
+	c := *t
+	c.sweepLock = &o
+	return &c, nil
 }
 
 // Name returns the pass's name.

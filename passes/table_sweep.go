@@ -21,7 +21,7 @@ type tableSweep struct {
 	quarantineRead bool
 	held           [][]any         // quarantined keys not yet due: left out
 	due            map[string]bool // quarantined keys (KeyText) due for another try
-	pg             *bun.Conn       // PostgreSQL: one connection for the sweep
+	pg             *pinnedSweep    // PostgreSQL: one connection for the sweep (and its lock)
 	pid            int             // its backend, to cancel a statement with
 }
 
@@ -33,17 +33,13 @@ func (s *tableSweep) conn(ctx context.Context) (bun.IDB, error) {
 		return s.t.db, nil
 	}
 	if s.pg == nil {
-		c, err := s.t.db.Conn(ctx)
+		p, err := pinSweep(ctx, s.t.db, s.t.sweepLock)
 		if err != nil {
 			return nil, err
 		}
-		if err := c.QueryRowContext(ctx, "SELECT pg_backend_pid()").Scan(&s.pid); err != nil {
-			_ = c.Close()
-			return nil, err
-		}
-		s.pg = &c
+		s.pg, s.pid = p, p.pid
 	}
-	return *s.pg, nil
+	return s.pg.conn, nil
 }
 
 // cancelOnDone cancels the sweep connection's running statement on the server when ctx
@@ -61,12 +57,12 @@ func (s *tableSweep) cancelOnDone(ctx context.Context) func() bool {
 	})
 }
 
-// Close gives the sweep's connection back.
+// Close gives the sweep's lock and connection back.
 func (s *tableSweep) Close() error {
 	if s.pg == nil {
 		return nil
 	}
-	err := s.pg.Close()
+	err := s.pg.release()
 	s.pg = nil
 	return err
 }

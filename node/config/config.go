@@ -18,6 +18,7 @@ type Config struct {
 	Passes          []PassConfig          `yaml:"passes"`
 	Ledger          LedgerConfig          `yaml:"ledger"`
 	MetadataCleanup MetadataCleanupConfig `yaml:"metadata_cleanup"`
+	Cluster         ClusterConfig         `yaml:"cluster"`
 
 	lines      map[string]int // each field's line in the file, by path (passes[0].batch_size)
 	dsnFromEnv bool           // database.dsn came from RETENTION_DATABASE_URL
@@ -188,6 +189,7 @@ func (c *Config) Validate() error {
 			errs = append(errs, c.passErrors(i, p.Name, err)...)
 		}
 	}
+	c.clusterErrors(add)
 	if err := ledger.CheckPrefix(c.LedgerPrefix()); err != nil {
 		errs = append(errs, fmt.Errorf("%s%w", c.lineOf("ledger.table_prefix"), err))
 	}

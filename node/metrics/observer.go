@@ -18,6 +18,7 @@ type Observer struct {
 	batchSeconds           *prometheus.HistogramVec
 	lastSuccess            *prometheus.GaugeVec
 	drift                  *prometheus.GaugeVec
+	lockDenials            *prometheus.CounterVec
 }
 
 // NewObserver returns the observer with its metrics, not yet registered anywhere.
@@ -33,23 +34,24 @@ func NewObserver() *Observer {
 		batchSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "retention_batch_duration_seconds", Help: "Time one batch took.", Buckets: prometheus.ExponentialBuckets(0.001, 4, 10)}, pass),
 		lastSuccess:  prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "retention_last_success_timestamp_seconds", Help: "When the pass last finished a sweep that did not fail; 0 until its first."}, pass),
 		drift:        prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "retention_configuration_drift", Help: "1 while the pass's last failure was a table or column missing, until a sweep succeeds."}, pass),
+		lockDenials:  prometheus.NewCounterVec(prometheus.CounterOpts{Name: "retention_lock_denials_total", Help: "Sweeps that did not start because another session (another cluster member) holds the pass's advisory lock."}, pass),
 	}
 }
 
 // collectors are the observer's metrics, for registering.
 func (m *Observer) collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.rows, m.skipped, m.batches, m.sweeps, m.failures, m.restarts, m.batchSeconds, m.lastSuccess, m.drift}
+	return []prometheus.Collector{m.rows, m.skipped, m.batches, m.sweeps, m.failures, m.restarts, m.batchSeconds, m.lastSuccess, m.drift, m.lockDenials}
 }
 
 // sweepReasons are the outcomes retention_sweeps_total shows from startup.
 func sweepReasons() []actors.StopReason {
-	return []actors.StopReason{actors.Drained, actors.BatchLimit, actors.Failed, actors.Cancelled, actors.Stopped, actors.Contended}
+	return []actors.StopReason{actors.Drained, actors.BatchLimit, actors.Failed, actors.Cancelled, actors.Stopped, actors.Contended, actors.Elsewhere}
 }
 
 // zero creates every per-pass series at zero, so rate() works from the first scrape and
 // an absent series means an unscraped node, not a pass that has not failed yet.
 func (m *Observer) zero(pass string) {
-	for _, v := range []*prometheus.CounterVec{m.rows, m.skipped, m.batches, m.failures, m.restarts} {
+	for _, v := range []*prometheus.CounterVec{m.rows, m.skipped, m.batches, m.failures, m.restarts, m.lockDenials} {
 		v.WithLabelValues(pass)
 	}
 	for _, r := range sweepReasons() {
@@ -73,6 +75,9 @@ func (m *Observer) Observe(e actors.Event) error {
 		m.skipped.WithLabelValues(p).Inc()
 	case actors.SweepDone:
 		m.sweeps.WithLabelValues(p, string(e.Reason)).Inc()
+		if e.Reason == actors.Elsewhere {
+			m.lockDenials.WithLabelValues(p).Inc()
+		}
 		if e.Reason.Succeeded() {
 			m.lastSuccess.WithLabelValues(p).Set(float64(e.At.Unix()))
 			m.drift.WithLabelValues(p).Set(0)

@@ -49,10 +49,10 @@ func TestRegisterStartsEverySeriesAtZero(t *testing.T) {
 	}
 	for name, want := range map[string]int{
 		"retention_rows_deleted_total": 2, "retention_rows_skipped_total": 2, "retention_batches_total": 2,
-		"retention_failures_total": 2, "retention_restarts_total": 2, "retention_sweeps_total": 2 * 6,
+		"retention_failures_total": 2, "retention_restarts_total": 2, "retention_sweeps_total": 2 * 7,
 		"retention_batch_duration_seconds": 2, "retention_last_success_timestamp_seconds": 2,
 		"retention_consecutive_failures": 2, "retention_pass_retention_seconds": 2, "retention_pass_interval_seconds": 2,
-		"retention_build_info": 1, "retention_pass_degraded": 2 * 3, "retention_slots_in_use": 1,
+		"retention_build_info": 1, "retention_pass_degraded": 2 * 3, "retention_slots_in_use": 1, "retention_lock_denials_total": 2,
 	} {
 		if got := count[name]; got != want {
 			t.Errorf("%s: %d series, want %d", name, got, want)
@@ -85,5 +85,44 @@ func TestRegisterStartsEverySeriesAtZero(t *testing.T) {
 	// wiring twice hears about it.
 	if err := NewObserver().Register(reg, rt, Options{}); err == nil {
 		t.Fatal("registering the metrics twice on one registry did not fail")
+	}
+}
+
+// A sweep that ran elsewhere counts as a lock denial and under its own reason, and is
+// not a success: the last-success gauge stays where it was.
+func TestASweepElsewhereCountsADenialNotASuccess(t *testing.T) {
+	rt := runtimeWith(t, "a")
+	reg := prometheus.NewPedanticRegistry()
+	o := NewObserver()
+	if err := o.Register(reg, rt, Options{ReadyAfterFailures: 3}); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Unix(1_800_000_000, 0)
+	for range 2 {
+		_ = o.Observe(actors.SweepDone{Name: "a", Reason: actors.Elsewhere, At: at})
+	}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			key := mf.GetName()
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "reason" {
+					key += "/" + l.GetValue()
+				}
+			}
+			got[key] += m.GetCounter().GetValue() + m.GetGauge().GetValue()
+		}
+	}
+	for key, want := range map[string]float64{
+		"retention_lock_denials_total": 2, "retention_sweeps_total/elsewhere": 2,
+		"retention_sweeps_total/drained": 0, "retention_last_success_timestamp_seconds": 0, "retention_failures_total": 0,
+	} {
+		if got[key] != want {
+			t.Errorf("%s = %v, want %v", key, got[key], want)
+		}
 	}
 }

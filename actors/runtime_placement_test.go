@@ -1,0 +1,113 @@
+package actors_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/retentionkit/retention/actors"
+	"github.com/retentionkit/retention/actors/actortest"
+	"github.com/retentionkit/retention/core"
+	"github.com/retentionkit/retention/passes"
+)
+
+func noStagger(o *passes.Options) { o.MaxStartupStagger = 0 }
+
+func TestPlacedRuntimeStartsNoPassUntilActivated(t *testing.T) {
+	actortest.Run(t, actors.Config{Placed: true}, func(t *testing.T, h *actortest.Harness) {
+		p, q := actortest.NewFakePass(), actortest.NewFakePass()
+		h.Register(
+			passes.Registration{Name: "p", New: p.Factory(), Options: options(time.Hour, noStagger)},
+			passes.Registration{Name: "q", New: q.Factory(), Options: options(time.Hour, noStagger)},
+		)
+		h.Start()
+		h.Advance(2 * time.Hour)
+		if len(p.Calls())+len(q.Calls()) != 0 {
+			t.Fatalf("a placed pass swept before it was activated: p %d, q %d calls", len(p.Calls()), len(q.Calls()))
+		}
+		if s := h.Status("p"); s.State != actors.StateInactive {
+			t.Fatalf("state before activation = %s, want inactive", s.State)
+		}
+		var rule *core.BusinessRuleError
+		if err := h.Runtime.Trigger("p"); !errors.As(err, &rule) {
+			t.Fatalf("Trigger of an inactive pass = %v, want a business-rule error", err)
+		}
+		if err := h.Runtime.Activate(context.Background(), "p"); err != nil {
+			t.Fatal(err)
+		}
+		if err := h.Runtime.Activate(context.Background(), "p"); err != nil {
+			t.Fatalf("second Activate = %v, want a no-op", err)
+		}
+		h.Expect(actortest.Of("p", actortest.Is[actors.SweepDone]()))
+		if len(q.Calls()) != 0 {
+			t.Fatalf("q swept though only p was activated")
+		}
+		if got := h.Runtime.Active(); !slices.Equal(got, []string{"p"}) {
+			t.Fatalf("Active = %v, want [p]", got)
+		}
+		var nf *core.NotFoundError
+		if err := h.Runtime.Activate(context.Background(), "nope"); !errors.As(err, &nf) {
+			t.Fatalf("Activate of an unknown pass = %v, want not found", err)
+		}
+	})
+}
+
+func TestDeactivateLetsTheInFlightBatchFinish(t *testing.T) {
+	actortest.Run(t, actors.Config{Placed: true}, func(t *testing.T, h *actortest.Harness) {
+		fake := actortest.NewFakePass(actortest.Block(500)).Otherwise(actortest.Rows(500))
+		h.Register(passes.Registration{Name: "p", New: fake.Factory(), Options: options(time.Hour, noStagger)})
+		h.Start()
+		if err := h.Runtime.Activate(context.Background(), "p"); err != nil {
+			t.Fatal(err)
+		}
+		h.Settle()
+		done := make(chan error, 1)
+		go func() { done <- h.Runtime.Deactivate(context.Background(), "p") }()
+		h.Settle()
+		select {
+		case err := <-done:
+			t.Fatalf("Deactivate returned (%v) while a batch was in flight", err)
+		default:
+		}
+		fake.Release()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		if n := len(fake.Calls()); n != 1 {
+			t.Fatalf("calls = %d: a batch started after the deactivation was asked", n)
+		}
+		h.Settle()
+		stopped := actortest.Filter[actors.PassStopped](h.Probe.Events(), actortest.Is[actors.PassStopped]())
+		if len(stopped) != 1 || stopped[0].Degraded || stopped[0].Reason == "runtime stopped" {
+			t.Fatalf("pass stopped = %+v, want one saying it was deactivated", stopped)
+		}
+		if s := h.Status("p"); s.State != actors.StateInactive || len(h.Runtime.Active()) != 0 {
+			t.Fatalf("after Deactivate: state %s, active %v", s.State, h.Runtime.Active())
+		}
+		h.Advance(2 * time.Hour)
+		if n := len(fake.Calls()); n != 1 {
+			t.Fatalf("a deactivated pass swept again: %d calls", n)
+		}
+		if err := h.Runtime.Activate(context.Background(), "p"); err != nil {
+			t.Fatal(err)
+		}
+		h.Expect(actortest.Where(func(e actors.SweepDone) bool { return e.Name == "p" && e.Reason == actors.BatchLimit }))
+	})
+}
+
+func TestActivateNeedsAPlacedRuntime(t *testing.T) {
+	actortest.Run(t, actors.Config{}, func(t *testing.T, h *actortest.Harness) {
+		fake := actortest.NewFakePass()
+		h.Register(passes.Registration{Name: "p", New: fake.Factory(), Options: options(time.Hour, noStagger)})
+		h.Start()
+		var rule *core.BusinessRuleError
+		if err := h.Runtime.Deactivate(context.Background(), "p"); !errors.As(err, &rule) {
+			t.Fatalf("Deactivate without Placed = %v, want a business-rule error", err)
+		}
+		if got := h.Runtime.Active(); !slices.Equal(got, []string{"p"}) {
+			t.Fatalf("Active without Placed = %v, want every pass", got)
+		}
+	})
+}

@@ -1,0 +1,293 @@
+package passes_test
+
+import (
+	"context"
+	"database/sql/driver"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/retentionkit/retention/passes"
+	"github.com/retentionkit/retention/passes/dbtest"
+)
+
+// eventsTable creates a table of n expired rows (ids 1..n) and returns its name.
+func eventsTable(t *testing.T, db *bun.DB, n int) string {
+	t.Helper()
+	name := newFixturePrefix() + "events"
+	ctx := context.Background()
+	if _, err := db.ExecContext(ctx, "CREATE TABLE "+name+" (id BIGINT PRIMARY KEY, at TIMESTAMPTZ NOT NULL)"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = db.ExecContext(context.Background(), "DROP TABLE IF EXISTS "+name) })
+	if _, err := db.ExecContext(ctx, "INSERT INTO "+name+" SELECT g, ? FROM generate_series(1, ?) g", cutoffT.Add(-time.Hour), n); err != nil {
+		t.Fatal(err)
+	}
+	return name
+}
+
+func countRows(t *testing.T, db *bun.DB, table string) int {
+	t.Helper()
+	var n int
+	if err := db.QueryRowContext(context.Background(), "SELECT count(*) FROM "+table).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func lockedTable(t *testing.T, db *bun.DB, table, member string) *passes.Table {
+	t.Helper()
+	tbl, err := passes.NewTable(db, "events", passes.TableSpec{Table: table, Key: "id", Timestamp: "at"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl, err = tbl.WithSweepLock(passes.SweepLockOptions{Conn: passes.SweepConnOptions{ApplicationName: passes.MemberAppPrefix + member}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tbl
+}
+
+// A second sweep of a locked table pass, from another pool (another member), is denied
+// before it deletes anything, names the holder, and runs once the first sweep closes.
+func TestSweepLockDeniesASecondSweep(t *testing.T) {
+	db1, db2 := dbtest.Postgres(t), dbtest.Postgres(t)
+	table := eventsTable(t, db1, 30)
+	ctx := context.Background()
+	first, err := lockedTable(t, db1, table, "m1").Factory()(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := first.PurgeBatch(ctx, 10, cutoffT); err != nil || n != 10 {
+		t.Fatalf("first sweep's batch: %d, %v", n, err)
+	}
+	second, err := lockedTable(t, db2, table, "m2").Factory()(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := second.PurgeBatch(ctx, 10, cutoffT)
+	if !errors.Is(err, passes.ErrRunningElsewhere) || n != 0 {
+		t.Fatalf("second sweep: %d, %v; want ErrRunningElsewhere", n, err)
+	}
+	var denied *passes.ElsewhereError
+	if !errors.As(err, &denied) || denied.Identity != "events" || denied.Holder == nil || denied.Holder.Member != "m1" {
+		t.Fatalf("denial %#v: want identity events held by member m1", denied)
+	}
+	t.Logf("denial: %v", err)
+	if got := countRows(t, db1, table); got != 20 {
+		t.Fatalf("%d rows left, want 20: the denied sweep deleted", got)
+	}
+	_ = second.(passes.Closer).Close()
+	if err := first.(passes.Closer).Close(); err != nil {
+		t.Fatal(err)
+	}
+	third, err := lockedTable(t, db2, table, "m2").Factory()(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer third.(passes.Closer).Close()
+	if n, err := third.PurgeBatch(ctx, 10, cutoffT); err != nil || n != 10 {
+		t.Fatalf("sweep after the holder closed: %d, %v", n, err)
+	}
+}
+
+// The lock lives and dies with the connection the batches run on: once the holder's
+// backend is terminated, another member gets the lock and the old sweep's next batch
+// fails without deleting.
+func TestSweepLockDiesWithItsConnection(t *testing.T) {
+	db1, db2 := dbtest.Postgres(t), dbtest.Postgres(t)
+	table := eventsTable(t, db1, 30)
+	ctx := context.Background()
+	first, err := lockedTable(t, db1, table, "m1").Factory()(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.(passes.Closer).Close()
+	if _, err := first.PurgeBatch(ctx, 10, cutoffT); err != nil {
+		t.Fatal(err)
+	}
+	holders, err := passes.LockHolders(ctx, db2, []string{"events"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, ok := holders["events"]
+	if !ok || h.ApplicationName != "retention:m1" || h.Member != "m1" || h.PID == 0 || h.BackendStart.IsZero() {
+		t.Fatalf("holders %+v: want the m1 session", holders)
+	}
+	if _, err := db2.ExecContext(ctx, "SELECT pg_terminate_backend(?)", h.PID); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, func() bool {
+		hs, err := passes.LockHolders(ctx, db2, []string{"events"})
+		return err == nil && len(hs) == 0
+	})
+	second, err := lockedTable(t, db2, table, "m2").Factory()(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer second.(passes.Closer).Close()
+	if n, err := second.PurgeBatch(ctx, 10, cutoffT); err != nil || n != 10 {
+		t.Fatalf("the new holder's batch: %d, %v", n, err)
+	}
+	if n, err := first.PurgeBatch(ctx, 10, cutoffT); err == nil || n != 0 {
+		t.Fatalf("the old sweep's batch after its connection died: %d, %v; want an error", n, err)
+	}
+	if got := countRows(t, db1, table); got != 10 {
+		t.Fatalf("%d rows left, want 10", got)
+	}
+}
+
+// Exclusive guards any factory: a denied sweep never builds its pass, a held one builds
+// it once, and a lock connection that dies stops the sweep before its next batch.
+func TestExclusive(t *testing.T) {
+	db1, db2 := dbtest.Postgres(t), dbtest.Postgres(t)
+	ctx := context.Background()
+	identity := newFixturePrefix() + "loop"
+	built, batches := 0, 0
+	factory := func(context.Context) (passes.Pass, error) {
+		built++
+		return passes.PassFunc(func(context.Context, int, time.Time) (int, error) { batches++; return 1, nil }), nil
+	}
+	ex1, err := passes.ExclusiveWith(db1, passes.SweepLockOptions{Identity: identity, Conn: passes.SweepConnOptions{ApplicationName: "retention:m1"}}, factory)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex2, err := passes.Exclusive(db2, identity, factory)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p1, err := ex1(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if _, err := p1.PurgeBatch(ctx, 1, cutoffT); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := ex2(ctx); !errors.Is(err, passes.ErrRunningElsewhere) {
+		t.Fatalf("second sweep: %v; want ErrRunningElsewhere", err)
+	}
+	if built != 1 || batches != 2 {
+		t.Fatalf("built %d, batches %d; want the denied sweep to build nothing", built, batches)
+	}
+	holders, err := passes.LockHolders(ctx, db2, []string{identity, identity + "#1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(holders) != 1 || holders[identity].Member != "m1" {
+		t.Fatalf("holders %+v: want %s alone, held by m1", holders, identity)
+	}
+	if _, err := db2.ExecContext(ctx, "SELECT pg_terminate_backend(?)", holders[identity].PID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p1.PurgeBatch(ctx, 1, cutoffT); !errors.Is(err, passes.ErrLockLost) {
+		t.Fatalf("batch after the lock's connection died: %v; want ErrLockLost", err)
+	}
+	if batches != 2 {
+		t.Fatalf("%d batches: one ran without the lock", batches)
+	}
+	_ = p1.(passes.Closer).Close()
+	p2, err := ex2(ctx)
+	if err != nil {
+		t.Fatalf("sweep once the lock is free: %v", err)
+	}
+	if err := p2.(passes.Closer).Close(); err != nil {
+		t.Fatal(err)
+	}
+	if hs, err := passes.LockHolders(ctx, db2, []string{identity}); err != nil || len(hs) != 0 {
+		t.Fatalf("holders after Close: %+v, %v; want none", hs, err)
+	}
+}
+
+func TestSweepLockRefusesSQLite(t *testing.T) {
+	db := dbtest.SQLite(t)
+	ctx := context.Background()
+	if err := passes.CheckClusterSupport(ctx, db); !errors.Is(err, passes.ErrClusterUnsupported) {
+		t.Fatalf("CheckClusterSupport on SQLite: %v", err)
+	}
+	if _, err := passes.Exclusive(db, "p", passes.Reuse(passes.PassFunc(nil))); !errors.Is(err, passes.ErrClusterUnsupported) {
+		t.Fatalf("Exclusive on SQLite: %v", err)
+	}
+	tbl, err := passes.NewTable(db, "events", passes.TableSpec{Table: "events", Key: "id", Timestamp: "at"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tbl.WithSweepLock(passes.SweepLockOptions{}); !errors.Is(err, passes.ErrClusterUnsupported) {
+		t.Fatalf("WithSweepLock on SQLite: %v", err)
+	}
+	if err := passes.CheckClusterSupport(ctx, dbtest.Postgres(t)); err != nil {
+		t.Fatalf("CheckClusterSupport on the test server: %v", err)
+	}
+}
+
+// The settings a lock's connection gets are the documented defaults, and a negative
+// value leaves the server's own.
+func TestApplySweepConn(t *testing.T) {
+	db := dbtest.Postgres(t)
+	ctx := context.Background()
+	read := func(o passes.SweepConnOptions) map[string]string {
+		c, err := db.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = c.Raw(func(any) error { return errBadConn }); _ = c.Close() }()
+		if err := passes.ApplySweepConn(ctx, c, o); err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]string{}
+		for _, name := range []string{"application_name", "client_connection_check_interval", "tcp_keepalives_idle", "tcp_keepalives_interval", "tcp_keepalives_count", "tcp_user_timeout"} {
+			var v string
+			if err := c.QueryRowContext(ctx, "SELECT current_setting(?)", name).Scan(&v); err != nil {
+				t.Fatal(err)
+			}
+			got[name] = v
+		}
+		return got
+	}
+	got := read(passes.SweepConnOptions{ApplicationName: "retention:m'1"})
+	want := map[string]string{"application_name": "retention:m'1", "client_connection_check_interval": "1s", "tcp_user_timeout": "7000"}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %q, want %q", k, got[k], v)
+		}
+	}
+	// Over TCP the keepalive settings read back as set; over a socket they read 0.
+	if got["tcp_keepalives_idle"] != "4" && got["tcp_keepalives_idle"] != "0" {
+		t.Errorf("tcp_keepalives_idle = %q, want 4", got["tcp_keepalives_idle"])
+	}
+	off := read(passes.SweepConnOptions{CheckInterval: -1, UserTimeout: 2500 * time.Millisecond})
+	if off["client_connection_check_interval"] != "0" || off["tcp_user_timeout"] != "2500" {
+		t.Errorf("with the check off and a 2.5s user timeout: %v", off)
+	}
+}
+
+// waitFor polls cond until it holds, failing the test past within.
+func waitFor(t *testing.T, within time.Duration, cond func() bool) time.Duration {
+	t.Helper()
+	start := time.Now()
+	tick := time.NewTicker(2 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		if time.Since(start) > within {
+			t.Fatalf("condition not met within %v", within)
+		}
+		<-tick.C
+	}
+	return time.Since(start)
+}
+
+func TestLockKeyIsFNV32a(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want uint32
+	}{{"", 0x811c9dc5}, {"a", 0xe40c292c}, {"foobar", 0xbf9cf968}} {
+		if got := uint32(passes.LockKey(c.in)); got != c.want {
+			t.Errorf("LockKey(%q) = %#x, want %#x", c.in, got, c.want)
+		}
+	}
+}
+
+var errBadConn = driver.ErrBadConn
