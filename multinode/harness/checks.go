@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/retentionkit/retention/passes"
 )
 
 // LockClasses are the advisory-lock classes (the first key of the two-key form) the
@@ -16,9 +18,8 @@ type LockClasses struct {
 	Slot int64
 }
 
-// DefaultLockClasses are the classes the node's sweep locks use (passes.SweepLockClass
-// and passes.SlotLockClass: "rtn" and a number).
-var DefaultLockClasses = LockClasses{Pass: 0x72746e01, Slot: 0x72746e02}
+// DefaultLockClasses are the classes the node's sweep locks and slots use.
+var DefaultLockClasses = LockClasses{Pass: int64(passes.SweepLockClass), Slot: int64(passes.SlotLockClass)}
 
 // KeepFigures is one table against its keep-set.
 type KeepFigures struct {
