@@ -17,7 +17,7 @@ func failoverTables() []harness.Table {
 	return tables("moving", 6, func(int) int { return rowsFor(40_000) }, 0)
 }
 
-var failoverPasses = harness.PassOptions{BatchSize: 500, BatchDelay: 20 * time.Millisecond, MaxBatchesPerSweep: 40, SweepInterval: time.Second}
+var failoverPasses = harness.PassOptions{BatchSize: 500, BatchDelay: 100 * time.Millisecond, MaxBatchesPerSweep: 40, SweepInterval: time.Second}
 
 // failoverCluster gives every pass a slot, so a moved pass's next batch waits for its
 // new owner, not for a slot.

@@ -177,7 +177,7 @@ func (f *Fleet) Supervise(ctx context.Context) {
 // WaitMembers waits until every running node's /cluster lists exactly want members,
 // the same ones.
 func (f *Fleet) WaitMembers(ctx context.Context, bound time.Duration, want int) error {
-	return Poll(ctx, bound, fmt.Sprintf("every running node seeing the same %d members", want), func() (bool, error) {
+	return PollWith(ctx, ViewEvery, bound, fmt.Sprintf("every running node seeing the same %d members", want), func() (bool, error) {
 		running := f.Running()
 		if len(running) != want {
 			return false, fmt.Errorf("%d nodes running", len(running))

@@ -244,7 +244,7 @@ func (n *Node) MemberID(ctx context.Context, bound time.Duration) (string, error
 	if id != "" {
 		return id, nil
 	}
-	err := Poll(ctx, bound, n.Name+"'s member id on /cluster", func() (bool, error) {
+	err := PollWith(ctx, ViewEvery, bound, n.Name+"'s member id on /cluster", func() (bool, error) {
 		if exited, code, _ := n.Exited(); exited {
 			return false, fmt.Errorf("%s exited %d", n.Name, code)
 		}
