@@ -113,6 +113,12 @@ func (a *passActor) started(ctx actor.Context) {
 		a.schedule(ctx, backoff, tickSweep)
 		return
 	}
+	if runs, ok := a.cell.place.takeFirst(); ok { // activated for a requested sweep
+		a.d.publish(PassStarted{Name: a.name()})
+		a.runs = runs
+		a.startSweep(ctx, true)
+		return
+	}
 	a.d.publish(PassStarted{Name: a.name(), Offset: a.cell.offset})
 	a.cell.update(func(s *PassStatus) { s.State = StateWaiting })
 	a.schedule(ctx, a.cell.offset, tickSweep)

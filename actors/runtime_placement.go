@@ -28,6 +28,27 @@ const reasonDeactivated = "deactivated: placed elsewhere"
 type cellPlacement struct {
 	mu      sync.Mutex  // serialises Activate and Deactivate of one pass
 	leaving atomic.Bool // Deactivate is stopping the actor
+
+	firstMu sync.Mutex
+	first   *[]int64 // set by ActivateFor: the first sweep is this trigger, not the schedule
+}
+
+// takeFirst returns and clears the trigger ActivateFor left for the next actor.
+func (p *cellPlacement) takeFirst() ([]int64, bool) {
+	p.firstMu.Lock()
+	defer p.firstMu.Unlock()
+	if p.first == nil {
+		return nil, false
+	}
+	runs := *p.first
+	p.first = nil
+	return runs, true
+}
+
+func (p *cellPlacement) setFirst(runs []int64) {
+	p.firstMu.Lock()
+	defer p.firstMu.Unlock()
+	p.first = &runs
 }
 
 // activatePass asks a group to spawn the actor of a placed pass.
@@ -43,6 +64,18 @@ type activatePass struct {
 // *core.NotFoundError; a runtime without Placed, or not running, a
 // *core.BusinessRuleError.
 func (r *Runtime) Activate(ctx context.Context, name string) error {
+	return r.activate(ctx, name, nil)
+}
+
+// ActivateFor is Activate for a requested sweep: the pass's first sweep is a triggered
+// one serving the ledger runs in runs, at once, instead of its scheduled first sweep. A
+// pass already active is triggered (TriggerRun). Cluster mode starts drain helpers this
+// way, so a helper sweeps only when asked.
+func (r *Runtime) ActivateFor(ctx context.Context, name string, runs ...int64) error {
+	return r.activate(ctx, name, &runs)
+}
+
+func (r *Runtime) activate(ctx context.Context, name string, first *[]int64) error {
 	c, err := r.placedCell(name)
 	if err != nil {
 		return err
@@ -50,7 +83,16 @@ func (r *Runtime) Activate(ctx context.Context, name string) error {
 	c.place.mu.Lock()
 	defer c.place.mu.Unlock()
 	if c.pid.Load() != nil {
+		if first != nil {
+			return r.TriggerRun(name, *first...)
+		}
 		return nil
+	}
+	if first != nil {
+		if !c.reg.Options.Enabled() {
+			return core.NewBusinessRuleError(fmt.Sprintf("pass %q has no retention period, so it never sweeps", name))
+		}
+		c.place.setFirst(*first)
 	}
 	c.revived() // a pass placed here again starts with a clean supervision history
 	done := make(chan struct{})

@@ -111,3 +111,28 @@ func TestActivateNeedsAPlacedRuntime(t *testing.T) {
 		}
 	})
 }
+
+func TestActivateForSweepsTheRequestFirst(t *testing.T) {
+	actortest.Run(t, actors.Config{Placed: true}, func(t *testing.T, h *actortest.Harness) {
+		fake := actortest.NewFakePass(actortest.Rows(10))
+		h.Register(passes.Registration{Name: "p#1", New: fake.Factory(), Options: options(time.Hour, func(o *passes.Options) {
+			o.MaxStartupStagger = time.Hour // a scheduled first sweep would wait; the request must not
+		})})
+		h.Start()
+		if err := h.Runtime.ActivateFor(context.Background(), "p#1", 42); err != nil {
+			t.Fatal(err)
+		}
+		started := h.Expect(actortest.Is[actors.SweepStarted]()).(actors.SweepStarted)
+		if !started.Trigger || !slices.Equal(started.Runs, []int64{42}) || h.Elapsed() != 0 {
+			t.Fatalf("first sweep = %+v at +%v, want the requested run at once", started, h.Elapsed())
+		}
+		h.Expect(actortest.Is[actors.SweepDone]())
+		if err := h.Runtime.ActivateFor(context.Background(), "p#1", 43); err != nil {
+			t.Fatal(err)
+		}
+		again := h.Expect(actortest.Is[actors.SweepStarted]()).(actors.SweepStarted)
+		if !slices.Equal(again.Runs, []int64{43}) {
+			t.Fatalf("ActivateFor of an active pass = %+v, want it triggered for run 43", again)
+		}
+	})
+}

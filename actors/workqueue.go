@@ -27,10 +27,17 @@ type WorkQueuePoller struct {
 	// registered pass. Cluster mode narrows it to the identities this member owns, so a
 	// request is claimed by the member that runs its pass.
 	Claimable func() []string
-	// Activate, when set, runs before a claimed request is triggered, so a placed pass
-	// (a drain helper, or a pass that just moved here) runs before its trigger arrives.
-	// An error fails the request's run with the reason.
-	Activate func(ctx context.Context, pass string) error
+	// Trigger hands a claimed request to its pass; nil is Runtime.TriggerRun. Cluster
+	// mode activates a placed pass that is not active yet (a drain helper) with the
+	// request as its first sweep. An error fails the request's run with the reason.
+	Trigger func(ctx context.Context, pass string, run int64) error
+}
+
+func (p *WorkQueuePoller) trigger(ctx context.Context, pass string, run int64) error {
+	if p.Trigger != nil {
+		return p.Trigger(ctx, pass, run)
+	}
+	return p.Runtime.TriggerRun(pass, run)
 }
 
 func (p *WorkQueuePoller) claimable() []string {
@@ -80,13 +87,6 @@ func (p *WorkQueuePoller) PollOnce(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	for _, c := range claims {
-		if p.Activate != nil {
-			if err := p.Activate(ctx, c.Pass); err != nil {
-				_ = p.Ledger.FinishRun(closing, c.RunID, ledger.Finish{End: clk.Now(), State: ledger.Failed, Error: fmt.Sprintf("not activated: %v", err)})
-				_ = p.Ledger.FinishWork(closing, []int64{c.RunID})
-				continue
-			}
-		}
 		if c.Retry {
 			if _, degraded := p.Runtime.degraded(c.Pass); degraded {
 				if err := p.Runtime.Revive(ctx, c.Pass); err != nil {
@@ -96,7 +96,7 @@ func (p *WorkQueuePoller) PollOnce(ctx context.Context) (int, error) {
 				}
 			}
 		}
-		if terr := p.Runtime.TriggerRun(c.Pass, c.RunID); terr != nil {
+		if terr := p.trigger(ctx, c.Pass, c.RunID); terr != nil {
 			_ = p.Ledger.FinishRun(closing, c.RunID, ledger.Finish{End: clk.Now(), State: ledger.Failed, Error: fmt.Sprintf("not triggered: %v", terr)})
 			_ = p.Ledger.FinishWork(closing, []int64{c.RunID})
 		}
