@@ -12,6 +12,7 @@ import (
 	"github.com/uptrace/bun/dialect"
 	"github.com/uptrace/bun/dialect/pgdialect"
 	"github.com/uptrace/bun/dialect/sqlitedialect"
+	"github.com/uptrace/bun/driver/pgdriver"
 	"github.com/uptrace/bun/driver/sqliteshim"
 )
 
@@ -39,11 +40,40 @@ func OpenExisting(ctx context.Context, driver, dsn string) (*bun.DB, error) {
 	return open(ctx, driver, dsn, true)
 }
 
-func open(ctx context.Context, driver, dsn string, existing bool) (*bun.DB, error) {
+// OpenOptions tune how OpenWith opens a database. The zero value opens as Open does.
+type OpenOptions struct {
+	// Cluster, when set, gives every PostgreSQL connection of the pool TCP keepalives and
+	// a TCP user timeout on the client side (Linux; elsewhere keepalives only), from the
+	// same settings SweepConnOptions gives the server side, so a member whose database
+	// went silent fails its statements within that bound instead of waiting on the
+	// socket. A node turns it on in cluster mode; it is refused for SQLite.
+	Cluster *SweepConnOptions
+	// NoReadTimeout lifts the driver's read timeout (10 s unless the DSN sets
+	// read_timeout), for a pool whose statements wait on purpose, such as the delete
+	// slots' blocking queue lock. Use it with Cluster, so a dead server is still noticed.
+	NoReadTimeout bool
+}
+
+// OpenWith is Open with options; see OpenOptions.
+func OpenWith(ctx context.Context, driver, dsn string, o OpenOptions) (*bun.DB, error) {
+	if driver != DriverPostgres && (o.Cluster != nil || o.NoReadTimeout) {
+		return nil, fmt.Errorf("%w: the database driver is %q", ErrClusterUnsupported, driver)
+	}
+	var extra []pgdriver.Option
+	if o.Cluster != nil {
+		extra = append(extra, clusterDialer(*o.Cluster))
+	}
+	if o.NoReadTimeout {
+		extra = append(extra, pgdriver.WithReadTimeout(0))
+	}
+	return open(ctx, driver, dsn, false, extra...)
+}
+
+func open(ctx context.Context, driver, dsn string, existing bool, extra ...pgdriver.Option) (*bun.DB, error) {
 	var db *bun.DB
 	switch driver {
 	case DriverPostgres:
-		conn, err := postgresConnector(dsn)
+		conn, err := postgresConnector(dsn, extra...)
 		if err != nil {
 			return nil, err
 		}

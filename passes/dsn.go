@@ -396,7 +396,7 @@ func defaultPGUser() string {
 // postgresConnector parses dsn and returns the driver's connector for it. It never
 // panics: the driver's own checks (a root certificate that does not load, say) come
 // back as an ErrBadDSN with any password removed.
-func postgresConnector(dsn string) (conn *pgdriver.Connector, err error) {
+func postgresConnector(dsn string, extra ...pgdriver.Option) (conn *pgdriver.Connector, err error) {
 	c, err := parsePostgresDSN(dsn)
 	if err != nil {
 		return nil, err
@@ -406,5 +406,5 @@ func postgresConnector(dsn string) (conn *pgdriver.Connector, err error) {
 			conn, err = nil, badDSN("%s", RedactText(fmt.Sprint(r), dsn))
 		}
 	}()
-	return pgdriver.NewConnector(pgdriver.WithDSN(c.driverURL())), nil
+	return pgdriver.NewConnector(append([]pgdriver.Option{pgdriver.WithDSN(c.driverURL())}, extra...)...), nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql/driver"
 	"errors"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -218,6 +219,14 @@ func TestSweepLockRefusesSQLite(t *testing.T) {
 	if _, err := tbl.WithSweepLock(passes.SweepLockOptions{}); !errors.Is(err, passes.ErrClusterUnsupported) {
 		t.Fatalf("WithSweepLock on SQLite: %v", err)
 	}
+	if _, err := passes.OpenWith(ctx, passes.DriverSQLite, filepath.Join(t.TempDir(), "x.db"), passes.OpenOptions{Cluster: &passes.SweepConnOptions{}}); !errors.Is(err, passes.ErrClusterUnsupported) {
+		t.Fatalf("OpenWith cluster options on SQLite: %v", err)
+	}
+	pg, err := passes.OpenWith(ctx, passes.DriverPostgres, dbtest.PostgresURL(), passes.OpenOptions{Cluster: &passes.SweepConnOptions{}, NoReadTimeout: true})
+	if err != nil {
+		t.Fatalf("OpenWith cluster options on the test server: %v", err)
+	}
+	_ = pg.Close()
 	if err := passes.CheckClusterSupport(ctx, dbtest.Postgres(t)); err != nil {
 		t.Fatalf("CheckClusterSupport on the test server: %v", err)
 	}

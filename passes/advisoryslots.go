@@ -1,0 +1,220 @@
+package passes
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/uptrace/bun"
+)
+
+// AdvisorySlots is a database's cluster-wide limit on concurrent deletes, kept by
+// PostgreSQL: slot i of a limit of n is the session advisory lock (SlotLockClass,
+// LockKey(name+"#slot"+i)), and a line in front of the slots is the lock
+// (QueueLockClass, LockKey(name)). Every member of a cluster opens one per database
+// under the same name, and between them they never hold more slots than the limit.
+//
+// Taking a slot: a connection of its own waits for the queue lock with the blocking
+// pg_advisory_lock, whose waiters PostgreSQL serves in the order they asked (try-locks
+// alone are not: a newcomer could overtake a long waiter); the session at the head of
+// the line tries the slot locks until one is free, then lets go of the queue lock, and
+// keeps the slot on the same connection until it is released. Only the head polls, once
+// per SlotPollMin..SlotPollMax while every slot is taken; the rest sleep in the lock
+// manager. Every lock is a session lock, so a member that dies gives back its place in
+// line and its slots with its connections (see SweepConnOptions for how soon).
+//
+// Two slot keys of one name may collide (see LockKey): the limit is then one lower,
+// never higher. Members that disagree on the limit each use their own n: the
+// cluster-wide bound is the largest.
+type AdvisorySlots struct {
+	db   *bun.DB
+	own  bool // db was opened for the slots and is closed with them
+	name string
+	conn SweepConnOptions
+}
+
+// The head of the line's poll interval while every slot is taken: it starts at
+// SlotPollMin and doubles up to SlotPollMax, so a slot freed soon is taken soon and a
+// long wait costs a few statements a second.
+const (
+	SlotPollMin = 2 * time.Millisecond
+	SlotPollMax = 50 * time.Millisecond
+)
+
+// OpenAdvisorySlots opens the slots of the database dsn names, under name (the
+// database's name in the node's configuration: every member must use the same one), on
+// a small pool of their own: with no driver read timeout, since a place in line may be
+// held for as long as a slot is busy, and with conn's client-side keepalives, so a dead
+// server still fails the wait. Every connection gets conn's session settings. Close
+// closes the pool.
+func OpenAdvisorySlots(ctx context.Context, dsn, name string, conn SweepConnOptions) (*AdvisorySlots, error) {
+	if name == "" {
+		return nil, errors.New("advisory slots need the database's name")
+	}
+	db, err := OpenWith(ctx, DriverPostgres, dsn, OpenOptions{Cluster: &conn, NoReadTimeout: true})
+	if err != nil {
+		return nil, err
+	}
+	if err := CheckClusterSupport(ctx, db); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	return &AdvisorySlots{db: db, own: true, name: name, conn: conn}, nil
+}
+
+// Close closes the slots' own pool; slots still held are given back with it.
+func (s *AdvisorySlots) Close() error {
+	if !s.own {
+		return nil
+	}
+	return s.db.Close()
+}
+
+func (s *AdvisorySlots) queueKey() int32 { return LockKey(s.name) }
+
+func (s *AdvisorySlots) slotKeys(capacity int) []int32 {
+	keys := make([]int32, capacity)
+	for i := range keys {
+		keys[i] = LockKey(s.name + "#slot" + strconv.Itoa(i))
+	}
+	return keys
+}
+
+// AcquireSlot waits in line for one of capacity slots and returns it held; Close on the
+// result gives it back. It returns early with ctx's error when ctx ends, holding
+// nothing and out of the line.
+func (s *AdvisorySlots) AcquireSlot(ctx context.Context, capacity int) (io.Closer, error) {
+	if capacity < 1 {
+		return nil, fmt.Errorf("slots of %q: capacity must be at least 1, got %d", s.name, capacity)
+	}
+	c, err := s.db.Conn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("slots of %q: %w", s.name, err)
+	}
+	expr, args := s.conn.settingsExpr()
+	var pid, n int
+	if err := c.QueryRowContext(ctx, "SELECT pg_backend_pid(), "+expr, args...).Scan(&pid, &n); err != nil {
+		discard(c)
+		return nil, fmt.Errorf("slots of %q: %w", s.name, err)
+	}
+	// pgdriver does not interrupt a statement when its context ends: ask the server.
+	db := s.db
+	stop := context.AfterFunc(ctx, func() {
+		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_, _ = db.ExecContext(cctx, "SELECT pg_cancel_backend(?)", pid)
+	})
+	slot, err := s.takeSlot(ctx, c, capacity)
+	if !stop() || err != nil {
+		// Ended, or a cancel may be on its way to this session: it holds nothing after this.
+		discard(c)
+		if err == nil || ctx.Err() != nil {
+			return nil, fmt.Errorf("slots of %q: %w", s.name, context.Cause(ctx))
+		}
+		return nil, fmt.Errorf("slots of %q: %w", s.name, err)
+	}
+	return slot, nil
+}
+
+// takeSlot waits for the queue lock on c, then polls the slots until one is free and
+// leaves the line in the same statement that takes it.
+func (s *AdvisorySlots) takeSlot(ctx context.Context, c bun.Conn, capacity int) (io.Closer, error) {
+	if _, err := c.ExecContext(ctx, "SELECT pg_advisory_lock(?::int4, ?::int4)", QueueLockClass, s.queueKey()); err != nil {
+		return nil, err
+	}
+	keys := s.slotKeys(capacity)
+	// CASE takes the first free slot and tries no further (its branches run in order,
+	// each only if needed); the materialized CTE makes sure it runs once; the outer CASE
+	// lets go of the queue lock only with a slot taken.
+	var b strings.Builder
+	b.WriteString("WITH t AS MATERIALIZED (SELECT CASE")
+	args := make([]any, 0, 2*len(keys)+2)
+	for i, k := range keys {
+		fmt.Fprintf(&b, " WHEN pg_try_advisory_lock(?::int4, ?::int4) THEN %d", i)
+		args = append(args, SlotLockClass, k)
+	}
+	b.WriteString(" ELSE -1 END AS slot) SELECT slot, CASE WHEN slot >= 0 THEN pg_advisory_unlock(?::int4, ?::int4) ELSE false END FROM t")
+	args = append(args, QueueLockClass, s.queueKey())
+	q := b.String()
+	wait := SlotPollMin
+	for {
+		var slot int
+		var left bool
+		if err := c.QueryRowContext(ctx, q, args...).Scan(&slot, &left); err != nil {
+			return nil, err
+		}
+		if slot >= 0 {
+			if !left {
+				return nil, errors.New("the queue lock was not held at the head of the line")
+			}
+			return &heldSlot{conn: c, key: keys[slot]}, nil
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		case <-t.C:
+		}
+		wait = min(2*wait, SlotPollMax)
+	}
+}
+
+// heldSlot is one slot, held by its connection.
+type heldSlot struct {
+	conn bun.Conn
+	key  int32
+	done bool
+}
+
+// Close gives the slot back and the connection to the pool; a connection whose slot
+// could not be given back is closed instead, which gives it back too.
+func (h *heldSlot) Close() error {
+	if h.done {
+		return nil
+	}
+	h.done = true
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var released bool
+	err := h.conn.QueryRowContext(ctx, "SELECT pg_advisory_unlock(?::int4, ?::int4)", SlotLockClass, h.key).Scan(&released)
+	if err != nil || !released {
+		discard(h.conn)
+		return err
+	}
+	return h.conn.Close()
+}
+
+// SlotsWaiting returns how many sessions, on any member, are in line for a slot: waiting
+// for the queue lock or, at its head, for a slot to free. It is what tells a holder that
+// someone waits for its slot.
+func (s *AdvisorySlots) SlotsWaiting(ctx context.Context) (int, error) {
+	var n int
+	err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM pg_locks
+WHERE locktype = 'advisory' AND objsubid = 2 AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+  AND classid::bigint = ? AND objid::bigint = ?`, lockObjID(QueueLockClass), lockObjID(s.queueKey())).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("slots of %q: read the line: %w", s.name, err)
+	}
+	return n, nil
+}
+
+// SlotsInUse returns how many of capacity slots are held right now, by any member.
+func (s *AdvisorySlots) SlotsInUse(ctx context.Context, capacity int) (int, error) {
+	keys := make([]int64, 0, capacity)
+	for _, k := range s.slotKeys(capacity) {
+		keys = append(keys, lockObjID(k))
+	}
+	var n int
+	err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM pg_locks
+WHERE locktype = 'advisory' AND granted AND objsubid = 2 AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+  AND classid::bigint = ? AND objid::bigint IN (?)`, lockObjID(SlotLockClass), bun.List(keys)).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("slots of %q: read the slots in use: %w", s.name, err)
+	}
+	return n, nil
+}

@@ -1,0 +1,200 @@
+package passes_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/retentionkit/retention/passes"
+	"github.com/retentionkit/retention/passes/dbtest"
+)
+
+// openSlots opens members' slot pools on the test server under a name unique to the test.
+func openSlots(t *testing.T, members int) []*passes.AdvisorySlots {
+	t.Helper()
+	slots, _ := openNamedSlots(t, members)
+	return slots
+}
+
+// openNamedSlots is openSlots, with the name the slots are under.
+func openNamedSlots(t *testing.T, members int) ([]*passes.AdvisorySlots, string) {
+	t.Helper()
+	dbtest.Postgres(t) // skips (or fails under CI) when the server is unreachable
+	name := newFixturePrefix() + "db"
+	var out []*passes.AdvisorySlots
+	for i := range members {
+		s, err := passes.OpenAdvisorySlots(context.Background(), dbtest.PostgresURL(), name, passes.SweepConnOptions{ApplicationName: "retention:m" + string(rune('1'+i))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = s.Close() })
+		out = append(out, s)
+	}
+	return out, name
+}
+
+func waiting(t *testing.T, s *passes.AdvisorySlots) int {
+	t.Helper()
+	n, err := s.SlotsWaiting(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// Many requesters on three members (three pools) never hold more than the limit, as
+// they count it and as pg_locks shows it, and leave nothing held or waiting.
+func TestAdvisorySlotsNeverExceedTheLimit(t *testing.T) {
+	const capacity, perMember, rounds = 3, 4, 15
+	members := openSlots(t, 3)
+	ctx := context.Background()
+	var holding, peak atomic.Int32
+	var sampled atomic.Int32
+	stop := make(chan struct{})
+	var sampler sync.WaitGroup
+	sampler.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			n, err := members[0].SlotsInUse(ctx, capacity)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			sampled.Store(max(sampled.Load(), int32(n)))
+		}
+	})
+	var wg sync.WaitGroup
+	for _, m := range members {
+		for range perMember {
+			wg.Go(func() {
+				for range rounds {
+					slot, err := m.AcquireSlot(ctx, capacity)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					n := holding.Add(1)
+					for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+					}
+					for range 3 { // hold it for a few round trips, as a batch would
+						_, _ = m.SlotsWaiting(ctx)
+					}
+					holding.Add(-1)
+					if err := slot.Close(); err != nil {
+						t.Error(err)
+					}
+				}
+			})
+		}
+	}
+	wg.Wait()
+	close(stop)
+	sampler.Wait()
+	t.Logf("peak holders %d, peak in pg_locks %d, limit %d", peak.Load(), sampled.Load(), capacity)
+	if peak.Load() > capacity || sampled.Load() > capacity {
+		t.Fatalf("held %d at once (pg_locks showed %d), limit %d", peak.Load(), sampled.Load(), capacity)
+	}
+	if peak.Load() < 2 {
+		t.Fatalf("peak %d: the requesters never overlapped, so the test proved nothing", peak.Load())
+	}
+	if n, err := members[1].SlotsInUse(ctx, capacity); err != nil || n != 0 || waiting(t, members[2]) != 0 {
+		t.Fatalf("after the run: %d in use (%v), %d waiting; want none", n, err, waiting(t, members[2]))
+	}
+}
+
+// Requesters on several members are granted in the order they asked, not in the order
+// they happen to poll.
+func TestAdvisorySlotsGrantInArrivalOrder(t *testing.T) {
+	members := openSlots(t, 3)
+	ctx := context.Background()
+	held, err := members[0].AcquireSlot(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var order []int
+	var wg sync.WaitGroup
+	const waiters = 6
+	for i := range waiters {
+		m := members[(i+1)%3]
+		wg.Go(func() {
+			slot, err := m.AcquireSlot(ctx, 1)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			mu.Lock()
+			order = append(order, i)
+			mu.Unlock()
+			_ = slot.Close()
+		})
+		// The next asks only once this one is in line.
+		waitFor(t, 30*time.Second, func() bool { return waiting(t, members[0]) == i+1 })
+	}
+	if err := held.Close(); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	if want := []int{0, 1, 2, 3, 4, 5}; !slices.Equal(order, want) {
+		t.Fatalf("granted in order %v, want %v", order, want)
+	}
+}
+
+// A requester that gives up leaves the line holding nothing; a member whose connection
+// dies gives its slot back.
+func TestAdvisorySlotsComeBackFromAWaiterThatGaveUpAndAHolderThatDied(t *testing.T) {
+	members, name := openNamedSlots(t, 2)
+	ctx := context.Background()
+	held, err := members[0].AcquireSlot(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	gaveUp := make(chan error, 1)
+	go func() {
+		_, err := members[1].AcquireSlot(wctx, 1)
+		gaveUp <- err
+	}()
+	waitFor(t, 30*time.Second, func() bool { return waiting(t, members[0]) == 1 })
+	cancel()
+	if err := <-gaveUp; !errors.Is(err, context.Canceled) {
+		t.Fatalf("a cancelled wait returned %v, want context.Canceled", err)
+	}
+	waitFor(t, 30*time.Second, func() bool { return waiting(t, members[0]) == 0 })
+
+	// The holder's backend dies (as with a member killed): its slot comes back.
+	var pid int
+	if err := dbtest.Postgres(t).QueryRowContext(ctx, "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND classid::bigint = ? AND objid::bigint = ?",
+		uint32(passes.SlotLockClass), uint32(passes.LockKey(name+"#slot0"))).Scan(&pid); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dbtest.Postgres(t).ExecContext(ctx, "SELECT pg_terminate_backend(?)", pid); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan io.Closer, 1)
+	go func() {
+		s, err := members[1].AcquireSlot(ctx, 1)
+		if err != nil {
+			t.Error(err)
+		}
+		got <- s
+	}()
+	select {
+	case s := <-got:
+		if s != nil {
+			_ = s.Close()
+		}
+	case <-time.After(30 * time.Second): // a bound on a hang, not a timing assertion
+		t.Fatal("the dead holder's slot did not come back")
+	}
+	_ = held.Close() // its connection is gone: an error, and nothing held
+}
