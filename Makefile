@@ -6,7 +6,7 @@ GO        ?= go
 GOBIN     := $(shell $(GO) env GOPATH)/bin
 STATICCHECK_VERSION ?= v0.8.2
 
-.PHONY: build run test bench lint fmt fuzz chaos multinode
+.PHONY: build run test bench lint fmt fuzz chaos cluster multinode
 
 build:
 	$(GO) build ./...
@@ -40,6 +40,12 @@ chaos:
 # at the pinned version, so the race detector would fail every run for the library's sake.
 multinode:
 	$(GO) test -tags multinode -count=1 -v -timeout 15m ./multinode/
+
+# The in-process cluster suite (node/cluster, build tag cluster): members on protoactor's
+# in-memory provider in one process. No -race: protoactor's cluster races inside itself
+# at the pinned version.
+cluster:
+	$(GO) test -count=1 -tags cluster -timeout 5m ./node/cluster/...
 
 # Every fuzz target for a short while each (FUZZTIME, default 10s): no input may panic,
 # leak a secret or break a round trip. A failing input lands in the package's
