@@ -11,8 +11,9 @@ import (
 )
 
 // TestHarnessRecordsBatchesAndLocks checks the checks: a DELETE made by hand under a
-// pass-class and a slot-class advisory lock must land in the batch log with both
-// locks, one without locks must count as unlocked, a deleted keep-set row must count
+// pass-class advisory lock, while another session of the same application_name holds
+// a slot-class one, must land in the batch log with both; one without locks must count
+// as unlocked; a deleted keep-set row must count
 // as wrongly deleted, and two interleaved sessions must count as an overlap. Without
 // this, a broken trigger would pass every scenario.
 func TestHarnessRecordsBatchesAndLocks(t *testing.T) {
@@ -40,10 +41,19 @@ func TestHarnessRecordsBatchesAndLocks(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
+	slot, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slot.Close()
+	for _, q := range []string{`SET application_name = 'retention:probe-a'`, `SELECT pg_advisory_lock(x'72746e02'::int, 1)`} {
+		if _, err := slot.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
 	for _, q := range []string{
 		`SET application_name = 'retention:probe-a'`,
 		`SELECT pg_advisory_lock(x'72746e01'::int, 1)`,
-		`SELECT pg_advisory_lock(x'72746e02'::int, 1)`,
 		`DELETE FROM probe WHERE id BETWEEN 1 AND 5 AND state = 'done'`,
 	} {
 		if _, err := a.ExecContext(ctx, q); err != nil {

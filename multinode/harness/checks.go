@@ -105,8 +105,9 @@ func (d *DB) Overlaps(ctx context.Context) ([]Overlap, error) {
 // LockFigures is what the batch log says about the locks each batch ran under.
 type LockFigures struct {
 	Batches int64
-	// WithoutPassLock and WithoutSlot count batches whose session held no lock of the
-	// pass class, or no slot.
+	// WithoutPassLock counts batches whose session held no lock of the pass class;
+	// WithoutSlot those whose member (every session with its application_name) held no
+	// slot.
 	WithoutPassLock, WithoutSlot int64
 	// MaxSlots is the most slots granted in the database at any batch.
 	MaxSlots int64
@@ -120,7 +121,7 @@ type LockFigures struct {
 // Locks reads the batch log's lock figures.
 func (d *DB) Locks(ctx context.Context, c LockClasses) (LockFigures, error) {
 	f := LockFigures{PassKeys: map[string]int{}, Apps: map[string][]string{}}
-	rows, err := d.QueryContext(ctx, `SELECT tbl, app, held, db_locks FROM mn_batches`)
+	rows, err := d.QueryContext(ctx, `SELECT tbl, app, held, member_locks, db_locks FROM mn_batches`)
 	if err != nil {
 		return f, err
 	}
@@ -129,23 +130,23 @@ func (d *DB) Locks(ctx context.Context, c LockClasses) (LockFigures, error) {
 	apps := map[string]map[string]bool{}
 	passPrefix, slotPrefix := fmt.Sprintf("%d:", c.Pass), fmt.Sprintf("%d:", c.Slot)
 	for rows.Next() {
-		var tbl, app, held, locks string
-		if err := rows.Scan(&tbl, &app, &held, &locks); err != nil {
+		var tbl, app, held, memberHeld, locks string
+		if err := rows.Scan(&tbl, &app, &held, &memberHeld, &locks); err != nil {
 			return f, err
 		}
 		f.Batches++
 		var pass, slot bool
 		for _, h := range strings.Split(strings.Trim(held, "{}"), ",") {
-			switch {
-			case strings.HasPrefix(h, passPrefix):
+			if strings.HasPrefix(h, passPrefix) {
 				pass = true
 				if keys[tbl] == nil {
 					keys[tbl] = map[string]bool{}
 				}
 				keys[tbl][h] = true
-			case strings.HasPrefix(h, slotPrefix):
-				slot = true
 			}
+		}
+		for _, h := range strings.Split(strings.Trim(memberHeld, "{}"), ",") {
+			slot = slot || strings.HasPrefix(h, slotPrefix)
 		}
 		if !pass {
 			f.WithoutPassLock++

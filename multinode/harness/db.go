@@ -75,8 +75,9 @@ const keepTable = `CREATE TABLE mn_keep (tbl text NOT NULL, id bigint NOT NULL, 
 // batchLogTable is one row per committed DELETE on a fixture table: who ran it (the
 // session's application_name, pid and start), when, how many rows and which keys, the
 // advisory locks the session held (classid:objid:objsubid; objsubid 2 is the two-key
-// form) and the advisory locks granted in the database at that moment, by
-// classid:objsubid. A batch that rolls back leaves no
+// form), those every session of the same application_name (the same member: its slots
+// live on connections of their own) held, and the advisory locks granted in the
+// database at that moment, by classid:objsubid. A batch that rolls back leaves no
 // row, so the log is exactly what was deleted.
 const batchLogTable = `CREATE TABLE mn_batches (
 	id bigserial PRIMARY KEY,
@@ -89,6 +90,7 @@ const batchLogTable = `CREATE TABLE mn_batches (
 	first_id bigint NOT NULL,
 	last_id bigint NOT NULL,
 	held text[] NOT NULL,
+	member_locks text[] NOT NULL,
 	db_locks jsonb NOT NULL)`
 
 const recordFunction = `CREATE FUNCTION mn_record() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -96,12 +98,14 @@ DECLARE n int; lo bigint; hi bigint;
 BEGIN
 	SELECT count(*), min(id), max(id) INTO n, lo, hi FROM gone;
 	IF n = 0 THEN RETURN NULL; END IF;
-	INSERT INTO mn_batches (tbl, app, pid, backend_start, at, rows, first_id, last_id, held, db_locks)
+	INSERT INTO mn_batches (tbl, app, pid, backend_start, at, rows, first_id, last_id, held, member_locks, db_locks)
 	SELECT TG_TABLE_NAME, current_setting('application_name'), pg_backend_pid(),
 		(SELECT backend_start FROM pg_stat_activity WHERE pid = pg_backend_pid()),
 		clock_timestamp(), n, lo, hi,
 		ARRAY(SELECT classid || ':' || objid || ':' || objsubid FROM pg_locks
 		      WHERE locktype = 'advisory' AND granted AND pid = pg_backend_pid() ORDER BY 1),
+		ARRAY(SELECT l.classid || ':' || l.objid || ':' || l.objsubid FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+		      WHERE l.locktype = 'advisory' AND l.granted AND a.application_name = current_setting('application_name') ORDER BY 1),
 		coalesce((SELECT jsonb_object_agg(k, c) FROM (
 			SELECT classid || ':' || objsubid AS k, count(*) AS c FROM pg_locks
 			WHERE locktype = 'advisory' AND granted
