@@ -1,7 +1,9 @@
 // Command retention is the node binary: it runs the passes a configuration file
 // declares, sweeps them on demand, and manages the run ledger. See docs/node.md.
 //
-// Exit codes: 0 success, 1 a pass failed at run time, 2 bad configuration or usage.
+// Exit codes: 0 success, 1 a pass failed at run time, 2 bad configuration or usage, 3
+// fenced: a cluster member that dropped out of the topology stopped so its process
+// manager restarts it as a new member.
 package main
 
 import (
@@ -17,6 +19,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/retentionkit/retention/actors"
+	"github.com/retentionkit/retention/node/cluster"
 )
 
 func main() {
@@ -35,6 +38,10 @@ func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var ce *configError
 	if errors.As(err, &ce) || isUsageError(err) {
 		return 2
+	}
+	var fe *fencedExit
+	if errors.As(err, &fe) {
+		return cluster.ExitFenced
 	}
 	return 1
 }

@@ -31,5 +31,10 @@ func (n *node) registry(rt *actors.Runtime, m *metrics.Observer) (*prometheus.Re
 	if err := reg.Register(metrics.NewBacklogCollector(tables, quarantine)); err != nil {
 		return nil, err
 	}
+	if n.cluster != nil {
+		if err := n.cluster.member.Register(reg); err != nil {
+			return nil, err
+		}
+	}
 	return reg, nil
 }

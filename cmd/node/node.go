@@ -44,6 +44,8 @@ type node struct {
 	stopHeartbeat context.CancelFunc
 	// startup overrides the startup checks' retry bounds; zero takes the defaults.
 	startup startupLimits
+	// cluster is cluster mode's state once joined (joinCluster); nil outside it.
+	cluster *clusterState
 }
 
 // openNode loads and validates the configuration and opens its database; with existing,
@@ -57,8 +59,15 @@ func openNode(ctx context.Context, path string, log *logrus.Logger, existing boo
 		return nil, badConfig(err)
 	}
 	openDB := passes.Open
-	if existing {
+	switch {
+	case existing:
 		openDB = passes.OpenExisting
+	case cfg.Cluster.Enabled && cfg.Database.Driver == passes.DriverPostgres:
+		// client-side keepalives too, so a member whose database went silent fails its
+		// statements within seconds
+		openDB = func(ctx context.Context, driver, dsn string) (*bun.DB, error) {
+			return passes.OpenWith(ctx, driver, dsn, passes.OpenOptions{Cluster: &passes.SweepConnOptions{}})
+		}
 	}
 	db, err := openDB(ctx, cfg.Database.Driver, cfg.Database.DSN)
 	if err != nil {
@@ -98,6 +107,9 @@ func (n *node) close() {
 	if n.stopHeartbeat != nil {
 		n.stopHeartbeat()
 	}
+	if n.cluster != nil {
+		n.cluster.close()
+	}
 	_ = n.db.Close()
 }
 
@@ -109,6 +121,9 @@ func (n *node) join(ctx context.Context) error {
 		return nil
 	}
 	self := ledger.NewNode(time.Now())
+	if n.cluster != nil { // in cluster mode the ledger's node is the member
+		self.ID = n.cluster.member.ID()
+	}
 	if err := n.ledger.Heartbeat(ctx, self, self.Started); err != nil {
 		return err
 	}
@@ -146,8 +161,8 @@ func (n *node) runtime(only []string, internal, now bool, observers ...actors.Ob
 	}
 	all = append(all, observers...)
 	reporter := actors.LogFailureReporter{Logger: n.log, Redact: func(err error) string { return passes.RedactText(err.Error(), n.cfg.Database.DSN) }}
-	rt := actors.New(actors.Config{Logger: n.log, MaxConcurrentDeletes: n.cfg.Node.MaxConcurrentDeletes, Observers: all, FailureReporter: reporter})
-	for _, r := range n.regs {
+	rt := actors.New(n.clusterRuntime(actors.Config{Logger: n.log, MaxConcurrentDeletes: n.cfg.Node.MaxConcurrentDeletes, Observers: all, FailureReporter: reporter}))
+	for _, r := range append(slices.Clone(n.regs), n.helperRegistrations()...) {
 		if len(only) > 0 && !slices.Contains(only, r.Name) {
 			continue
 		}
@@ -158,14 +173,20 @@ func (n *node) runtime(only []string, internal, now bool, observers ...actors.Ob
 			return nil, badConfig(err)
 		}
 	}
+	var loops []passes.Registration
 	if internal && n.ledger != nil {
-		if err := rt.Register(ledger.NewRunRecovery(n.ledger, 0, 0).Registration()); err != nil {
-			return nil, err
-		}
+		loops = append(loops, ledger.NewRunRecovery(n.ledger, 0, 0).Registration())
 	}
 	if internal && n.ledger != nil && n.cfg.CleanupEnabled() {
 		cleanup := ledger.NewCleanup(n.ledger, n.plan).WithAliases(ledger.AliasesFor(rt.PassNames())).WithWarnings(func(w string) { n.log.Warn(w) })
-		if err := rt.Register(cleanup.Registration(), ledger.NewDeadLetterCleanup(n.ledger, 0, 0).Registration()); err != nil {
+		loops = append(loops, cleanup.Registration(), ledger.NewDeadLetterCleanup(n.ledger, 0, 0).Registration())
+	}
+	for _, r := range loops { // the ledger's own loops are passes like any other: one member runs each
+		r, err := n.exclusive(r)
+		if err != nil {
+			return nil, err
+		}
+		if err := rt.Register(r); err != nil {
 			return nil, err
 		}
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/retentionkit/retention/actors"
 	"github.com/retentionkit/retention/node/admin"
+	"github.com/retentionkit/retention/node/cluster"
 	"github.com/retentionkit/retention/node/metrics"
 )
 
@@ -46,29 +47,46 @@ func (o *options) run(ctx context.Context) error {
 	if err := n.migrate(ctx); err != nil {
 		return err
 	}
+	if err := n.joinCluster(ctx); err != nil {
+		return err
+	}
 	if err := n.join(ctx); err != nil {
+		n.leaveCluster(false)
 		return err
 	}
 	m := metrics.NewObserver()
 	rt, err := n.runtime(nil, true, false, m)
 	if err != nil {
+		n.leaveCluster(false)
 		return err
 	}
 	reg, err := n.registry(rt, m)
 	if err != nil {
+		n.leaveCluster(false)
 		return err
 	}
-	adm := admin.New(admin.Config{Runtime: rt, Ledger: n.ledger, Token: n.cfg.Node.AdminToken, Gatherer: reg, ReadyAfterFailures: n.cfg.ReadyAfterFailures()})
+	acfg := admin.Config{Runtime: rt, Ledger: n.ledger, Token: n.cfg.Node.AdminToken, Gatherer: reg, ReadyAfterFailures: n.cfg.ReadyAfterFailures()}
+	if n.cluster != nil {
+		acfg.Cluster = n.cluster.member
+	}
+	adm := admin.New(acfg)
 	if n.cfg.Node.Admin != "" {
 		srv, addr, err := serveAdmin(n.cfg.Node.Admin, adm)
 		if err != nil {
+			n.leaveCluster(false)
 			return badConfig(fmt.Errorf("node.admin: %w", err))
 		}
 		defer srv.Close()
 		n.log.WithField("addr", addr).Info("admin endpoint listening")
 	}
 	if err := rt.Start(ctx); err != nil {
+		n.leaveCluster(false)
 		return badConfig(err)
+	}
+	var fenced <-chan *cluster.FencedError
+	if n.cluster != nil {
+		n.cluster.member.Serve(ctx, rt)
+		fenced = n.cluster.member.Fenced()
 	}
 	adm.SetReady(true)
 	pollCtx, cancelPolling := context.WithCancel(ctx)
@@ -77,7 +95,7 @@ func (o *options) run(ctx context.Context) error {
 	if n.ledger != nil {
 		go func() {
 			defer close(polled)
-			(&actors.WorkQueuePoller{Runtime: rt, Ledger: n.ledger}).Run(pollCtx)
+			n.poller(rt).Run(pollCtx)
 		}()
 	} else {
 		close(polled)
@@ -87,8 +105,14 @@ func (o *options) run(ctx context.Context) error {
 	stopPolling := func() { cancelPolling(); <-polled }
 	n.log.WithField("passes", len(rt.PassNames())).Info("node running")
 
-	sig := <-signals
-	n.log.WithField("signal", sig.String()).Info("stopping: in-flight batches finish within the grace period")
+	var fence *cluster.FencedError
+	select {
+	case sig := <-signals:
+		n.log.WithField("signal", sig.String()).Info("stopping: in-flight batches finish within the grace period")
+	case fence = <-fenced:
+		n.log.WithError(fence).Error("fenced: stopping the passes, then exiting with code 3")
+	}
+	adm.SetReady(false)
 	stopPolling()
 	graceCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), n.cfg.ShutdownGrace())
 	defer cancel()
@@ -103,10 +127,33 @@ func (o *options) run(ctx context.Context) error {
 	if stopErr != nil {
 		n.log.WithError(stopErr).Warn("stopped after cancelling in-flight batches")
 	}
+	// Leaving after the passes stopped: the others take them at once (graceful), and
+	// their first sweeps find the locks free. A fenced member's entry is gone already.
+	n.leaveCluster(fence == nil)
+	if fence != nil {
+		return &fencedExit{fence}
+	}
 	if rt.Status().Degraded {
 		return errors.New("stopped with passes that supervision had given up on")
 	}
 	return nil
+}
+
+// poller is the work-queue poller; in cluster mode it claims only what this member owns
+// and activates a placed pass (a drain helper) for its request.
+func (n *node) poller(rt *actors.Runtime) *actors.WorkQueuePoller {
+	p := &actors.WorkQueuePoller{Runtime: rt, Ledger: n.ledger}
+	if n.cluster != nil {
+		p.Claimable, p.Trigger = n.cluster.member.Owned, n.cluster.member.TriggerClaimed
+	}
+	return p
+}
+
+// leaveCluster leaves the cluster, if the node joined one.
+func (n *node) leaveCluster(graceful bool) {
+	if n.cluster != nil {
+		leave(n.cluster.member, graceful)
+	}
 }
 
 // serveAdmin listens on addr and serves h there; it returns the server and the bound

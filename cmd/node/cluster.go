@@ -1,0 +1,179 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/retentionkit/retention/actors"
+	"github.com/retentionkit/retention/node/admin"
+	"github.com/retentionkit/retention/node/cluster"
+	"github.com/retentionkit/retention/passes"
+)
+
+// Cluster mode in the node (docs/cluster.md): the database is checked (PostgreSQL 14 or
+// later, else exit 2), the node joins the cluster, every sweep takes its identity's
+// advisory lock on a connection named retention:<member-id> with the settings that free
+// a dead member's locks in seconds, and the delete slots are shared by every member.
+
+// clusterState is what cluster mode adds to a node.
+type clusterState struct {
+	member   *cluster.Member
+	conn     passes.SweepConnOptions // the lock-holding connections' settings
+	slots    *passes.AdvisorySlots
+	capacity int // cluster-wide delete slots per database
+}
+
+// clusterOptions turns the cluster: section into the member's options.
+func (n *node) clusterOptions() cluster.Options {
+	c := n.cfg.Cluster
+	return cluster.Options{Name: c.Name, Endpoints: c.Etcd.Endpoints, Prefix: c.Etcd.Prefix, Bind: c.Bind, Advertise: c.Advertise,
+		DrainHelpers: c.DrainHelpers, FenceAfter: c.FenceAfterOr0(), StartupTimeout: c.StartupTimeoutOr0(),
+		LeaveGrace: n.cfg.ShutdownGrace(), Logger: n.log}
+}
+
+// joinCluster checks the database, joins the cluster and puts every table pass under
+// its sweep lock. It does nothing outside cluster mode.
+func (n *node) joinCluster(ctx context.Context) error {
+	if !n.cfg.Cluster.Enabled {
+		return nil
+	}
+	if err := passes.CheckClusterSupport(ctx, n.db); err != nil {
+		if errors.Is(err, passes.ErrClusterUnsupported) {
+			return badConfig(fmt.Errorf("cluster.enabled: %w", err))
+		}
+		return fmt.Errorf("cluster: %s", passes.RedactText(err.Error(), n.cfg.Database.DSN))
+	}
+	for _, p := range n.cfg.Passes {
+		if base, ok := cluster.HelperOf(p.Name); ok && n.cfg.Cluster.DrainHelpers > 0 {
+			return badConfig(fmt.Errorf("pass %q: with cluster.drain_helpers, a name of the form name#k is a drain helper of %q: rename the pass", p.Name, base))
+		}
+	}
+	m, err := cluster.Join(ctx, n.clusterOptions())
+	if err != nil {
+		return err
+	}
+	cs := &clusterState{member: m, conn: passes.SweepConnOptions{ApplicationName: passes.MemberAppPrefix + m.ID()}}
+	cs.capacity = n.cfg.Cluster.MaxConcurrentDeletes
+	if cs.capacity <= 0 {
+		cs.capacity = n.cfg.Node.MaxConcurrentDeletes
+	}
+	if cs.capacity <= 0 {
+		cs.capacity = actors.DefaultMaxConcurrentDeletes
+	}
+	cs.slots, err = passes.OpenAdvisorySlots(ctx, n.cfg.Database.DSN, passes.DefaultDatabase, cs.conn)
+	if err != nil {
+		leave(m, false)
+		return fmt.Errorf("cluster: delete slots: %s", passes.RedactText(err.Error(), n.cfg.Database.DSN))
+	}
+	for i, t := range n.tables {
+		locked, err := t.WithSweepLock(passes.SweepLockOptions{Conn: cs.conn})
+		if err != nil {
+			leave(m, false)
+			return badConfig(err)
+		}
+		n.tables[i], n.regs[i] = locked, locked.Registration(n.opts[i])
+	}
+	m.SetReaders(n.lockReader(), cs.slotReader())
+	n.cluster = cs
+	n.log.WithField("member", m.ID()).WithField("address", m.Address()).Info("joined the cluster")
+	return nil
+}
+
+// leaveTimeout bounds leaving the cluster: protoactor's graceful leave waits 2s for the
+// others to take over, and an unreachable etcd must not hold the process.
+const leaveTimeout = 10 * time.Second
+
+// leave leaves the cluster within a bound, logging nothing: a node on its way out.
+func leave(m *cluster.Member, graceful bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), leaveTimeout)
+	defer cancel()
+	_ = m.Leave(ctx, graceful)
+}
+
+// helperRegistrations are the drain helpers of every table pass: the same table under
+// the helper's identity, so its own lock.
+func (n *node) helperRegistrations() []passes.Registration {
+	if n.cluster == nil || n.cfg.Cluster.DrainHelpers <= 0 {
+		return nil
+	}
+	var out []passes.Registration
+	for i, t := range n.tables {
+		opts := n.opts[i]
+		out = append(out, cluster.Helpers(n.regs[i], n.cfg.Cluster.DrainHelpers, func(identity string, f passes.Factory) passes.Factory {
+			locked, err := t.WithSweepLock(passes.SweepLockOptions{Identity: identity, Conn: n.cluster.conn})
+			if err != nil { // PostgreSQL was checked at join
+				return f
+			}
+			return locked.Registration(opts).New
+		})...)
+	}
+	return out
+}
+
+// exclusive puts a registration that is not a table (the ledger's own loops) under its
+// sweep lock in cluster mode.
+func (n *node) exclusive(r passes.Registration) (passes.Registration, error) {
+	if n.cluster == nil {
+		return r, nil
+	}
+	f, err := passes.ExclusiveWith(n.db, passes.SweepLockOptions{Identity: r.Name, Conn: n.cluster.conn}, r.New)
+	if err != nil {
+		return r, err
+	}
+	r.New = f
+	return r, nil
+}
+
+// runtimeConfig adds cluster mode's part to a runtime's configuration: the member's
+// actor system, placement, and the shared slots.
+func (n *node) clusterRuntime(cfg actors.Config) actors.Config {
+	if n.cluster == nil {
+		return cfg
+	}
+	cs := n.cluster
+	cfg.System, cfg.Placed = cs.member.System(), true
+	cfg.MaxConcurrentDeletes = cs.capacity
+	cfg.SlotPools = func(string, int) actors.SlotPool { return actors.NewAdvisorySlotPool(cs.slots, cs.capacity) }
+	if n.ledger != nil && n.cfg.Cluster.DrainHelpers > 0 {
+		cfg.Observers = append(cfg.Observers, &cluster.DrainObserver{Member: cs.member, Requests: n.ledger, Helpers: n.cfg.Cluster.DrainHelpers})
+	}
+	return cfg
+}
+
+func (n *node) lockReader() cluster.LockReader {
+	return func(ctx context.Context, ids []string) (map[string]admin.LockHolder, error) {
+		held, err := passes.LockHolders(ctx, n.db, ids)
+		if err != nil {
+			return nil, fmt.Errorf("%s", passes.RedactText(err.Error(), n.cfg.Database.DSN))
+		}
+		out := make(map[string]admin.LockHolder, len(held))
+		for id, h := range held {
+			out[id] = admin.LockHolder{Member: h.Member, PID: h.PID, ApplicationName: h.ApplicationName, ClientAddr: h.ClientAddr, Since: h.BackendStart}
+		}
+		return out, nil
+	}
+}
+
+func (cs *clusterState) slotReader() cluster.SlotReader {
+	return func(ctx context.Context) ([]admin.ClusterSlots, error) {
+		inUse, err := cs.slots.SlotsInUse(ctx, cs.capacity)
+		if err != nil {
+			return nil, err
+		}
+		return []admin.ClusterSlots{{Database: passes.DefaultDatabase, InUse: inUse, Capacity: cs.capacity}}, nil
+	}
+}
+
+func (cs *clusterState) close() {
+	if cs.slots != nil {
+		_ = cs.slots.Close()
+	}
+}
+
+// fencedExit is a node that fenced itself: exit code 3.
+type fencedExit struct{ err *cluster.FencedError }
+
+func (e *fencedExit) Error() string { return e.err.Error() }
+func (e *fencedExit) Unwrap() error { return e.err }
