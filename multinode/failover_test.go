@@ -41,13 +41,13 @@ func TestKill9MidDrain(t *testing.T) {
 	if err := victim.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	took := s.takeovers(moved, killed, app, 60*time.Second)
 	var released time.Duration
 	s.eventually(30*time.Second, "the killed member's sessions and locks gone", func() (bool, error) {
 		sessions, locks, err := s.db.Sessions(s.ctx, app)
 		released = time.Since(killed)
 		return sessions == 0 && locks == 0, err
 	})
+	took := s.takeovers(moved, killed, app, 60*time.Second)
 	report("SIGKILL mid-drain", fmt.Sprintf("kill -9 to the next batch of each moved pass (%d passes)", len(moved)), durations(took)...)
 	report("SIGKILL mid-drain", "kill -9 to the killed member's sessions, locks and slots gone", released)
 	if err := s.fleet.WaitMembers(s.ctx, 30*time.Second, 2); err != nil {
