@@ -4,6 +4,7 @@ package multinode
 
 import (
 	"context"
+	"database/sql"
 	"testing"
 	"time"
 
@@ -14,7 +15,8 @@ import (
 // pass-class advisory lock, while another session of the same application_name holds
 // a slot-class one, must land in the batch log with both; one without locks must count
 // as unlocked; a deleted keep-set row must count
-// as wrongly deleted, and two interleaved sessions must count as an overlap. Without
+// as wrongly deleted, and two members alternating on a table must count as
+// interleaved. Without
 // this, a broken trigger would pass every scenario.
 func TestHarnessRecordsBatchesAndLocks(t *testing.T) {
 	need(t)
@@ -69,15 +71,26 @@ func TestHarnessRecordsBatchesAndLocks(t *testing.T) {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
-	if _, err := a.ExecContext(ctx, `DELETE FROM probe WHERE id BETWEEN 11 AND 13 AND state = 'done'`); err != nil {
-		t.Fatal(err)
+	for _, step := range []struct {
+		conn interface {
+			ExecContext(context.Context, string, ...any) (sql.Result, error)
+		}
+		q string
+	}{
+		{a, `DELETE FROM probe WHERE id BETWEEN 11 AND 13 AND state = 'done'`},
+		{b, `DELETE FROM probe WHERE id BETWEEN 14 AND 16 AND state = 'done'`},
+		{a, `DELETE FROM probe WHERE id BETWEEN 17 AND 19 AND state = 'done'`},
+	} {
+		if _, err := step.conn.ExecContext(ctx, step.q); err != nil {
+			t.Fatalf("%s: %v", step.q, err)
+		}
 	}
 	f, err := db.Locks(ctx, c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.Batches != 4 || f.WithoutPassLock != 2 || f.WithoutSlot != 2 || f.MaxSlots != 1 || f.PassKeys["probe"] != 1 || len(f.Apps["probe"]) != 2 {
-		t.Errorf("lock figures %+v, want 4 batches, 2 without either lock, 1 slot at most, 1 pass key, 2 sessions", f)
+	if f.Batches != 6 || f.WithoutPassLock != 3 || f.WithoutSlot != 3 || f.MaxSlots != 1 || f.PassKeys["probe"] != 1 || len(f.Apps["probe"]) != 2 {
+		t.Errorf("lock figures %+v, want 6 batches, 3 without either lock, 1 slot at most, 1 pass key, 2 sessions", f)
 	}
 	k, err := db.Keep(ctx, "probe")
 	if err != nil {
@@ -86,12 +99,12 @@ func TestHarnessRecordsBatchesAndLocks(t *testing.T) {
 	if k.Wrongly != 1 || k.Left == 0 {
 		t.Errorf("keep figures %s, want 1 wrongly deleted and some left", k)
 	}
-	o, err := db.Overlaps(ctx)
+	o, err := db.Interleavings(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(o) != 1 {
-		t.Errorf("overlaps %v, want the two interleaved sessions", o)
+	if len(o) != 1 || o[0].Switches != 4 {
+		t.Errorf("interleavings %v, want the two members switching 4 times", o)
 	}
 	s := harness.StartSampler(db, c)
 	if err := harness.Poll(ctx, 10*time.Second, "samples", func() (bool, error) { return s.Figures().Samples >= 3, nil }); err != nil {

@@ -61,40 +61,44 @@ func (d *DB) Remaining(ctx context.Context, table string) (int64, error) {
 	return d.Count(ctx, fmt.Sprintf(`SELECT count(*) FROM %s t WHERE NOT EXISTS (SELECT 1 FROM mn_keep k WHERE k.tbl = $1 AND k.id = t.id)`, table), table)
 }
 
-// Overlap is two sessions whose batches on one table interleave: between the first and
-// the last batch one session committed there, the other committed one too.
-type Overlap struct {
-	Table          string
-	AppA, AppB     string
-	PIDA, PIDB     int
-	FromA, ToA     time.Time
-	FromB, ToB     time.Time
-	BatchA, BatchB int
+// Interleaving is two members whose batches on one table alternate: in commit order,
+// the table's deletes switched between them Switches times.
+type Interleaving struct {
+	Table      string
+	AppA, AppB string
+	Switches   int
 }
 
-func (o Overlap) String() string {
-	return fmt.Sprintf("%s: %s pid %d [%s, %s] (%d batches) and %s pid %d [%s, %s] (%d batches)", o.Table,
-		o.AppA, o.PIDA, o.FromA.Format("15:04:05.000"), o.ToA.Format("15:04:05.000"), o.BatchA,
-		o.AppB, o.PIDB, o.FromB.Format("15:04:05.000"), o.ToB.Format("15:04:05.000"), o.BatchB)
+func (o Interleaving) String() string {
+	return fmt.Sprintf("%s: the batches switched %d times between %s and %s", o.Table, o.Switches, o.AppA, o.AppB)
 }
 
-// Overlaps lists every pair of sessions that deleted from one table at the same time.
-// Without drain helpers there must be none.
-func (d *DB) Overlaps(ctx context.Context) ([]Overlap, error) {
-	rows, err := d.QueryContext(ctx, `WITH s AS (
-			SELECT tbl, app, pid, backend_start, min(at) AS a, max(at) AS b, count(*) AS n
-			FROM mn_batches GROUP BY tbl, app, pid, backend_start)
-		SELECT x.tbl, x.app, x.pid, x.a, x.b, x.n, y.app, y.pid, y.a, y.b, y.n
-		FROM s x JOIN s y ON x.tbl = y.tbl AND (x.backend_start, x.pid) < (y.backend_start, y.pid)
-		WHERE x.a <= y.b AND y.a <= x.b ORDER BY x.tbl, x.a`)
+// MaxMoveSwitches is how often a pass's batches may switch between two members without
+// the two deleting at once: a pass moves from one to the other and, after another
+// topology change, back, once or twice in a scenario. Two members deleting at the same
+// time switch on nearly every batch.
+const MaxMoveSwitches = 3
+
+// Interleavings lists every pair of members (application names) whose batches on one
+// table switched between them more than MaxMoveSwitches times. Without drain helpers
+// there must be none. It compares members, not sessions: a member's sweeps take
+// whichever pooled connection is free, so one member's sessions alternate on a table
+// without any overlap. (Every batch holding its pass's one lock, see Locks, is the
+// proof of exclusivity; this is what a broken lock would look like from outside.)
+func (d *DB) Interleavings(ctx context.Context) ([]Interleaving, error) {
+	rows, err := d.QueryContext(ctx, `WITH seq AS (
+			SELECT tbl, app, lag(app) OVER (PARTITION BY tbl ORDER BY at, id) AS prev FROM mn_batches)
+		SELECT tbl, least(app, prev), greatest(app, prev), count(*) FROM seq
+		WHERE prev IS NOT NULL AND prev <> app
+		GROUP BY 1, 2, 3 HAVING count(*) > $1 ORDER BY 1, 2, 3`, MaxMoveSwitches)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []Overlap
+	var out []Interleaving
 	for rows.Next() {
-		var o Overlap
-		if err := rows.Scan(&o.Table, &o.AppA, &o.PIDA, &o.FromA, &o.ToA, &o.BatchA, &o.AppB, &o.PIDB, &o.FromB, &o.ToB, &o.BatchB); err != nil {
+		var o Interleaving
+		if err := rows.Scan(&o.Table, &o.AppA, &o.AppB, &o.Switches); err != nil {
 			return nil, err
 		}
 		out = append(out, o)
@@ -180,6 +184,32 @@ func (d *DB) Locks(ctx context.Context, c LockClasses) (LockFigures, error) {
 		sort.Strings(f.Apps[tbl])
 	}
 	return f, rows.Err()
+}
+
+// IdentityApps is, per identity, the application names of the sessions whose batches
+// on table ran under that identity's pass lock.
+func (d *DB) IdentityApps(ctx context.Context, c LockClasses, table string, identities []string) (map[string][]string, error) {
+	out := map[string][]string{}
+	for _, id := range identities {
+		key := fmt.Sprintf("%d:%d:2", c.Pass, uint32(passes.LockKey(id)))
+		rows, err := d.QueryContext(ctx, `SELECT DISTINCT app FROM mn_batches WHERE tbl = $1 AND $2 = ANY(held) ORDER BY 1`, table, key)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var app string
+			if err := rows.Scan(&app); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			out[id] = append(out[id], app)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // LastBatchApp is, per table, the application name of the last batch committed before
