@@ -27,6 +27,16 @@ func TestPausedMemberFencesItself(t *testing.T) {
 	s.deleting()
 	victim, moved := s.busiest()
 	member := victim.Member()
+	theirs := 0 // tables the survivors are draining
+	last, err := s.db.LastBatchApp(s.ctx, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for tbl, app := range last {
+		if left, err := s.db.Remaining(s.ctx, tbl); err == nil && left > 0 && app != victim.AppName() {
+			theirs++
+		}
+	}
 	frozen := time.Now()
 	if err := victim.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
@@ -62,7 +72,7 @@ func TestPausedMemberFencesItself(t *testing.T) {
 			}
 		}
 	}
-	if carried == 0 {
+	if carried == 0 && theirs > 0 {
 		t.Errorf("no survivor committed a batch while %s was frozen: the others did not carry on", victim.Name)
 	}
 	thawed := time.Now()

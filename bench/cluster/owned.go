@@ -69,9 +69,9 @@ func (b *bench) owned(ctx context.Context, report *strings.Builder) error {
 		return err
 	}
 	fmt.Fprintf(report, "### %d passes on three members\n\n%d passes on one table with nothing to delete (each sweep is one empty batch through the lock and a slot; "+
-		"two cluster-wide slots). *Owned*: every member's `/cluster` names the same owner for every pass. *Swept*: every pass has started a sweep (a run in the ledger). `/cluster` is polled every 200 ms and each view reads the lock holders of all 1,000 identities, so *owned* includes up to a poll and a view. "+
+		"two cluster-wide slots). *Owned*: every member's `/cluster` names the same owner for every pass. *Swept*: every pass has started a sweep (a run in the ledger). `/cluster` is polled every 200 ms and each view reads the lock holders of all %d identities, so *owned* includes up to a poll and a view. "+
 		"After start the clock starts when the first process starts; after the kill, at the SIGKILL of one member, counting the %d passes `/cluster` placed on it.\n\n",
-		len(names), len(names), len(mine))
+		len(names), len(names), len(names), len(mine))
 	fmt.Fprintln(report, "| measured | time |")
 	fmt.Fprintln(report, "| --- | --- |")
 	fmt.Fprintf(report, "| start → all owned | %v |\n| start → every pass has started a sweep | %v |\n| kill -9 → all owned by the survivors | %v |\n| kill -9 → each of the killed member's passes has started a sweep on a survivor | %v |\n\n",
