@@ -37,7 +37,7 @@ func main() {
 	var c config
 	flag.StringVar(&c.adminDSN, "admin-dsn", envOr("BENCH_ADMIN_DSN", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"), "PostgreSQL DSN of a user that may create databases (unless -dsn)")
 	flag.StringVar(&c.dsn, "dsn", os.Getenv("BENCH_CLUSTER_DSN"), "a database to use (and empty) instead of creating retention_bench_cluster")
-	flag.IntVar(&c.reps, "reps", 5, "kills for the takeover figures; repetitions of every drain variant are max(reps/2, 1)")
+	flag.IntVar(&c.reps, "reps", 5, "kills for the takeover figures; every drain variant runs reps/2 rounded up to an odd number of times")
 	flag.IntVar(&c.rows, "rows", 300_000, "expired rows in the drained backlog")
 	flag.IntVar(&c.passes, "passes", 1000, "passes for the ownership figures")
 	flag.StringVar(&c.out, "out", "", "write the markdown report here (default stdout)")

@@ -18,7 +18,11 @@ func spreadOf(ds []time.Duration) spread {
 	}
 	s := slices.Clone(ds)
 	slices.Sort(s)
-	return spread{n: len(s), min: s[0], med: s[len(s)/2], max: s[len(s)-1]}
+	med := s[len(s)/2]
+	if len(s)%2 == 0 {
+		med = (s[len(s)/2-1] + med) / 2
+	}
+	return spread{n: len(s), min: s[0], med: med, max: s[len(s)-1]}
 }
 
 func (s spread) row(what string) string {
@@ -32,5 +36,8 @@ func median(xs []float64) float64 {
 	}
 	s := slices.Clone(xs)
 	slices.Sort(s)
+	if len(s)%2 == 0 {
+		return (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
 	return s[len(s)/2]
 }

@@ -60,6 +60,16 @@ func (b *bench) takeover(ctx context.Context, report *strings.Builder) error {
 			return err
 		}
 		kills++
+		if err := harness.Poll(ctx, time.Minute, "the killed member's sessions gone", func() (bool, error) {
+			sessions, locks, err := b.db.Sessions(ctx, app)
+			if err == nil && sessions == 0 && locks == 0 {
+				freed = append(freed, time.Since(killed))
+				return true, nil
+			}
+			return false, err
+		}); err != nil {
+			return err
+		}
 		got := map[string]bool{}
 		if err := harness.Poll(ctx, time.Minute, "the next batch of every moved pass", func() (bool, error) {
 			for _, tbl := range passes {
@@ -76,16 +86,6 @@ func (b *bench) takeover(ctx context.Context, report *strings.Builder) error {
 				}
 			}
 			return len(got) == len(passes), nil
-		}); err != nil {
-			return err
-		}
-		if err := harness.Poll(ctx, time.Minute, "the killed member's sessions gone", func() (bool, error) {
-			sessions, locks, err := b.db.Sessions(ctx, app)
-			if err == nil && sessions == 0 && locks == 0 {
-				freed = append(freed, time.Since(killed))
-				return true, nil
-			}
-			return false, err
 		}); err != nil {
 			return err
 		}
