@@ -16,7 +16,8 @@
 // They need etcd (Debian's etcd-server, /usr/bin/etcd or ETCD_BIN) and PostgreSQL
 // (TEST_DATABASE_URL). Locally a missing one skips the suite with a loud message; under
 // CI=true it fails it. The logs of every process of a failed scenario are kept under
-// multinode/testdata/artifacts/<test>/.
+// multinode/testdata/artifacts/<test>/ (MULTINODE_KEEP_LOGS=1 keeps them for passing
+// scenarios too).
 //
 // The package multinode/harness holds the process manager the scenarios and the
 // cluster benchmarks (bench/cluster) share.

@@ -76,7 +76,8 @@ func need(t *testing.T) {
 	t.Skipf("SKIPPED: %s", env.missing)
 }
 
-// artifacts is where a scenario's logs go: kept when it fails, removed when it passes.
+// artifacts is where a scenario's logs go: kept when it fails (or when
+// MULTINODE_KEEP_LOGS is set), removed when it passes.
 func artifacts(t *testing.T) string {
 	t.Helper()
 	name := regexp.MustCompile(`[^A-Za-z0-9_.-]+`).ReplaceAllString(t.Name(), "_")
@@ -91,7 +92,7 @@ func artifacts(t *testing.T) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if t.Failed() {
+		if t.Failed() || os.Getenv("MULTINODE_KEEP_LOGS") != "" {
 			t.Logf("logs of every process kept in %s", dir)
 			return
 		}
