@@ -186,6 +186,12 @@ func (a *advisoryPoolActor) startHead(ctx actor.Context, r *slotRequest) {
 	self, root, source, capacity := ctx.Self(), ctx.ActorSystem().Root, a.pool.source, a.pool.capacity
 	go func() {
 		slot, err := source.AcquireSlot(wctx, capacity)
+		if wctx.Err() != nil && slot != nil {
+			// Given up (released, or the pool stopped) as the slot came: give it back here,
+			// since a stopped pool would never read the message.
+			_ = slot.Close()
+			slot, err = nil, wctx.Err()
+		}
 		root.Send(self, &slotAcquired{r: r, slot: slot, err: err})
 	}()
 }
@@ -198,12 +204,14 @@ func (a *advisoryPoolActor) acquired(ctx actor.Context, m *slotAcquired) {
 	}
 	if m.err != nil {
 		// The source failed: the request stays first and asks again after a pause.
+		r.cancel()
 		self, root := ctx.Self(), ctx.ActorSystem().Root
 		time.AfterFunc(a.pool.opts.AcquireRetry, func() { root.Send(self, &retryHead{r: r}) })
 		return
 	}
 	a.head, r.cancel, r.slot = nil, nil, m.slot
 	a.holders = append(a.holders, r)
+	a.pool.inUse.Store(int64(len(a.holders))) // before the grant, so Status never lags it
 	ctx.Send(r.from, &SlotGranted{Req: r.req})
 	a.next(ctx)
 	if a.waitingHere() {

@@ -106,7 +106,7 @@ func waitUntil(t *testing.T, cond func() bool) {
 func TestAdvisorySlotPoolKeepsTheProtocol(t *testing.T) {
 	members := slotMembers(t, 2)
 	sys := quietSystem()
-	defer sys.Shutdown()
+	t.Cleanup(sys.Shutdown)
 	ctx := context.Background()
 	inUse := func() int {
 		n, err := members[0].SlotsInUse(ctx, 1)
@@ -116,7 +116,7 @@ func TestAdvisorySlotPoolKeepsTheProtocol(t *testing.T) {
 		return n
 	}
 	pool := actors.NewAdvisorySlotPoolWith(members[0], 1, actors.AdvisorySlotPoolOptions{WaiterPoll: 5 * time.Millisecond})
-	pid := sys.Root.Spawn(pool.Props())
+	pid := spawnPool(t, sys, pool)
 	a, aHeard := spawnRequester(t, sys)
 	b, bHeard := spawnRequester(t, sys)
 	c, cHeard := spawnRequester(t, sys)
@@ -145,7 +145,7 @@ func TestAdvisorySlotPoolKeepsTheProtocol(t *testing.T) {
 	sys.Root.Send(pid, &actors.AcquireSlot{Req: 9, From: b})
 	hearWant(t, bHeard, &actors.SlotGranted{Req: 9}, "b: its grant")
 	other := actors.NewAdvisorySlotPool(members[1], 1)
-	opid := sys.Root.Spawn(other.Props())
+	opid := spawnPool(t, sys, other)
 	d, dHeard := spawnRequester(t, sys)
 	sys.Root.Send(opid, &actors.AcquireSlot{Req: 1, From: d})
 	hearWant(t, bHeard, &actors.YieldSlot{Req: 9}, "b: to yield: a requester of another member waits")
@@ -160,8 +160,8 @@ func TestAdvisorySlotPoolKeepsTheProtocol(t *testing.T) {
 func TestAdvisorySlotPoolGrantsInArrivalOrder(t *testing.T) {
 	members := slotMembers(t, 1)
 	sys := quietSystem()
-	defer sys.Shutdown()
-	pid := sys.Root.Spawn(actors.NewAdvisorySlotPool(members[0], 1).Props())
+	t.Cleanup(sys.Shutdown)
+	pid := spawnPool(t, sys, actors.NewAdvisorySlotPool(members[0], 1))
 	heard := make(chan any, 64)
 	var order []int
 	var mu sync.Mutex
@@ -327,6 +327,14 @@ func (p *countingPass) Close() error {
 		return c.Close()
 	}
 	return nil
+}
+
+// spawnPool spawns a pool's actor, stopped when the test ends (before its slots close,
+// so a wait still in line is cancelled rather than left to hang the close).
+func spawnPool(t *testing.T, sys *actor.ActorSystem, pool actors.SlotPool) *actor.PID {
+	pid := sys.Root.Spawn(pool.Props())
+	t.Cleanup(func() { _ = sys.Root.StopFuture(pid).Wait() })
+	return pid
 }
 
 func quietSystem() *actor.ActorSystem {

@@ -34,8 +34,8 @@ const (
 	Contended StopReason = "contended"
 	// Elsewhere: the sweep's advisory lock is held by another session (another member
 	// of the cluster sweeps the pass; passes.ErrRunningElsewhere), so it ended before
-	// its first batch. Not a failure: supervision does not restart the pass, and a
-	// one-shot sweep exits 0. Not a success either: this node did none of the work, so
+	// its first batch. Not a failure: supervision does not restart the pass, and it
+	// never makes an exit code non-zero. Not a success either: this node did none of the work, so
 	// nothing that marks a pass healthy (last success, cleared drift, supervision's
 	// good-sweep reset) follows from it. The next try comes after Config.ElsewhereRetry,
 	// doubling while denials continue.

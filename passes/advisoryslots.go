@@ -97,18 +97,31 @@ func (s *AdvisorySlots) AcquireSlot(ctx context.Context, capacity int) (io.Close
 	}
 	expr, args := s.conn.settingsExpr()
 	var pid, n int
-	if err := c.QueryRowContext(ctx, "SELECT pg_backend_pid(), "+expr, args...).Scan(&pid, &n); err != nil {
+	// lock_timeout 0: the wait in line must not time out, whatever the role's default.
+	if err := c.QueryRowContext(ctx, "SELECT pg_backend_pid(), set_config('lock_timeout', '0', false), "+expr, args...).Scan(&pid, new(string), &n); err != nil {
 		discard(c)
 		return nil, fmt.Errorf("slots of %q: %w", s.name, err)
 	}
-	// pgdriver does not interrupt a statement when its context ends: ask the server.
-	db := s.db
+	// pgdriver does not interrupt a statement when its context ends: ask the server, and
+	// again until this wait is over, since a cancel that lands between two statements is
+	// lost.
+	db, finished := s.db, make(chan struct{})
 	stop := context.AfterFunc(ctx, func() {
-		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_, _ = db.ExecContext(cctx, "SELECT pg_cancel_backend(?)", pid)
+		for {
+			cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			_, _ = db.ExecContext(cctx, "SELECT pg_cancel_backend(?)", pid)
+			cancel()
+			t := time.NewTimer(100 * time.Millisecond)
+			select {
+			case <-finished:
+				t.Stop()
+				return
+			case <-t.C:
+			}
+		}
 	})
 	slot, err := s.takeSlot(ctx, c, capacity)
+	close(finished)
 	if !stop() || err != nil {
 		// Ended, or a cancel may be on its way to this session: it holds nothing after this.
 		discard(c)
@@ -120,8 +133,8 @@ func (s *AdvisorySlots) AcquireSlot(ctx context.Context, capacity int) (io.Close
 	return slot, nil
 }
 
-// takeSlot waits for the queue lock on c, then polls the slots until one is free and
-// leaves the line in the same statement that takes it.
+// takeSlot waits for the queue lock on c, then takes the first free slot, leaving the
+// line in the same statement; while every slot is taken it tries again (see SlotPollMin).
 func (s *AdvisorySlots) takeSlot(ctx context.Context, c bun.Conn, capacity int) (io.Closer, error) {
 	if _, err := c.ExecContext(ctx, "SELECT pg_advisory_lock(?::int4, ?::int4)", QueueLockClass, s.queueKey()); err != nil {
 		return nil, err
@@ -140,6 +153,9 @@ func (s *AdvisorySlots) takeSlot(ctx context.Context, c bun.Conn, capacity int) 
 	b.WriteString(" ELSE -1 END AS slot) SELECT slot, CASE WHEN slot >= 0 THEN pg_advisory_unlock(?::int4, ?::int4) ELSE false END FROM t")
 	args = append(args, QueueLockClass, s.queueKey())
 	q := b.String()
+	// Polling with try-locks, not waiting on a slot with a lock_timeout: a timeout that
+	// fires as the lock is granted fails the statement yet leaves the session holding the
+	// lock, and the next try would take it a second time (session advisory locks nest).
 	wait := SlotPollMin
 	for {
 		var slot int

@@ -52,7 +52,7 @@ func waiting(t *testing.T, s *passes.AdvisorySlots) int {
 func TestAdvisorySlotsNeverExceedTheLimit(t *testing.T) {
 	const capacity, perMember, rounds = 3, 4, 15
 	members := openSlots(t, 3)
-	ctx := context.Background()
+	ctx := bounded(t)
 	var holding, peak atomic.Int32
 	var sampled atomic.Int32
 	stop := make(chan struct{})
@@ -115,7 +115,7 @@ func TestAdvisorySlotsNeverExceedTheLimit(t *testing.T) {
 // they happen to poll.
 func TestAdvisorySlotsGrantInArrivalOrder(t *testing.T) {
 	members := openSlots(t, 3)
-	ctx := context.Background()
+	ctx := bounded(t)
 	held, err := members[0].AcquireSlot(ctx, 1)
 	if err != nil {
 		t.Fatal(err)
@@ -153,7 +153,7 @@ func TestAdvisorySlotsGrantInArrivalOrder(t *testing.T) {
 // dies gives its slot back.
 func TestAdvisorySlotsComeBackFromAWaiterThatGaveUpAndAHolderThatDied(t *testing.T) {
 	members, name := openNamedSlots(t, 2)
-	ctx := context.Background()
+	ctx := bounded(t)
 	held, err := members[0].AcquireSlot(ctx, 1)
 	if err != nil {
 		t.Fatal(err)
@@ -197,4 +197,93 @@ func TestAdvisorySlotsComeBackFromAWaiterThatGaveUpAndAHolderThatDied(t *testing
 		t.Fatal("the dead holder's slot did not come back")
 	}
 	_ = held.Close() // its connection is gone: an error, and nothing held
+}
+
+// A connection that waited at the head of the line and went back to the pool can wait
+// in line again for as long as it takes, behind another member's head: nothing left from
+// its last use (a setting, a lock) costs it its place or the slot.
+func TestAdvisorySlotsAReusedConnectionWaitsInLineAsLongAsItTakes(t *testing.T) {
+	members := openSlots(t, 3)
+	ctx := bounded(t)
+	acquire := func(s *passes.AdvisorySlots) chan io.Closer {
+		got := make(chan io.Closer, 1)
+		go func() {
+			slot, err := s.AcquireSlot(ctx, 1)
+			if err != nil {
+				t.Error(err)
+			}
+			got <- slot
+		}()
+		return got
+	}
+	take := func(what string, got chan io.Closer) io.Closer {
+		select {
+		case s := <-got:
+			if s == nil {
+				t.FailNow()
+			}
+			return s
+		case <-time.After(30 * time.Second): // a bound on a hang, not a timing assertion
+			dumpLocks(t)
+			t.Fatalf("no slot for %s", what)
+			return nil
+		}
+	}
+	waitedAtLeast := func(d time.Duration) {
+		start := time.Now()
+		waitFor(t, d+30*time.Second, func() bool { return time.Since(start) >= d })
+	}
+	held, err := members[0].AcquireSlot(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := acquire(members[1]) // at the head: waits on the slot in short rounds
+	waitFor(t, 30*time.Second, func() bool { return waiting(t, members[0]) == 1 })
+	waitedAtLeast(4 * passes.SlotPollMax)
+	_ = held.Close()
+	_ = take("first", first).Close() // its connection, short timeout set, goes back to members[1]'s pool
+
+	actx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	held, err = members[0].AcquireSlot(actx, 1)
+	cancel()
+	if err != nil {
+		dumpLocks(t)
+		t.Fatal(err)
+	}
+	head := acquire(members[2])
+	waitFor(t, 30*time.Second, func() bool { return waiting(t, members[0]) == 1 })
+	second := acquire(members[1]) // reuses that connection, behind the head
+	waitFor(t, 30*time.Second, func() bool { return waiting(t, members[0]) == 2 })
+	waitedAtLeast(4 * passes.SlotPollMax)
+	if n := waiting(t, members[0]); n != 2 {
+		t.Fatalf("%d in line after the wait, want 2: the reused connection left the line", n)
+	}
+	_ = held.Close()
+	_ = take("head", head).Close()
+	_ = take("second", second).Close()
+}
+
+// bounded is a context that ends before the test's own timeout, so a wait for a slot that
+// never comes fails the test instead of hanging it.
+func bounded(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// dumpLocks logs every advisory lock on the server, for a failure to explain itself.
+func dumpLocks(t *testing.T) {
+	rows, err := dbtest.Postgres(t).QueryContext(context.Background(), "SELECT l.pid, l.classid::bigint, l.objid::bigint, l.granted, a.state, left(a.query, 100) FROM pg_locks l JOIN pg_stat_activity a USING (pid) WHERE l.locktype = 'advisory'")
+	if err != nil {
+		t.Log(err)
+		return
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var pid, class, obj int64
+		var granted bool
+		var state, query string
+		_ = rows.Scan(&pid, &class, &obj, &granted, &state, &query)
+		t.Logf("advisory lock: pid %d class %x key %d granted %v state %s query %s", pid, class, obj, granted, state, query)
+	}
 }

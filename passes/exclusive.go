@@ -57,16 +57,16 @@ func ExclusiveWith(db *bun.DB, o SweepLockOptions, factory Factory) (Factory, er
 type exclusivePass struct {
 	inner Pass
 	pin   *pinnedSweep
-	first bool // the first batch ran: the lock was taken just before it
+	ran   bool // a batch ran: the lock's connection may have died since
 }
 
 func (p *exclusivePass) PurgeBatch(ctx context.Context, batchSize int, olderThan time.Time) (int, error) {
-	if p.first {
+	if p.ran { // the first batch follows the lock at once
 		if err := p.pin.alive(ctx); err != nil {
 			return 0, err
 		}
 	}
-	p.first = true
+	p.ran = true
 	return p.inner.PurgeBatch(ctx, batchSize, olderThan)
 }
 

@@ -41,6 +41,13 @@ func TestLockHolderProcess(t *testing.T) {
 		if _, err := f(ctx); err != nil {
 			t.Fatal(err)
 		}
+		slots, err := passes.OpenAdvisorySlots(ctx, dbtest.PostgresURL(), opts.Identity, opts.Conn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := slots.AcquireSlot(ctx, 1); err != nil { // and a delete slot
+			t.Fatal(err)
+		}
 		fmt.Println("locked")
 		_, _ = bufio.NewReader(os.Stdin).ReadString('\n') // until killed
 		return
@@ -63,8 +70,9 @@ func TestLockHolderProcess(t *testing.T) {
 }
 
 // A member killed with -9 gives its sweep lock back: at once when its connection is
-// idle, and within client_connection_check_interval while a batch statement runs on it
-// (without that setting the server would finish the statement first). The test measures
+// idle (its delete slot too), and within client_connection_check_interval while a batch
+// statement runs on it (without that setting the server would finish the statement
+// first). The test measures
 // how long the lock took to come back and logs it; it asserts only that it comes back.
 func TestSweepLockReturnsWhenItsHolderIsKilled(t *testing.T) {
 	if os.Getenv(holderEnv) != "" {
@@ -114,11 +122,23 @@ func TestSweepLockReturnsWhenItsHolderIsKilled(t *testing.T) {
 				err := db.QueryRowContext(ctx, "SELECT state = 'active' AND query LIKE '%pg_sleep%' FROM pg_stat_activity WHERE pid = ?", h.PID).Scan(&active)
 				return err == nil && active
 			})
+			slots, err := passes.OpenAdvisorySlots(ctx, dbtest.PostgresURL(), identity, passes.SweepConnOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer slots.Close()
+			if n, err := slots.SlotsInUse(ctx, 1); mode == "idle" && (err != nil || n != 1) {
+				t.Fatalf("the child's slot: %d in use, %v; want 1", n, err)
+			}
 			if err := cmd.Process.Kill(); err != nil {
 				t.Fatal(err)
 			}
 			took := waitFor(t, 60*time.Second, func() bool { _, held := holder(); return !held })
 			t.Logf("%s holder killed with -9: its lock came back after %v", mode, took.Round(time.Millisecond))
+			if mode == "idle" {
+				took := waitFor(t, 60*time.Second, func() bool { n, err := slots.SlotsInUse(ctx, 1); return err == nil && n == 0 })
+				t.Logf("and its delete slot %v later", took.Round(time.Millisecond))
+			}
 		})
 	}
 }

@@ -191,6 +191,11 @@ func TestExclusive(t *testing.T) {
 		t.Fatalf("%d batches: one ran without the lock", batches)
 	}
 	_ = p1.(passes.Closer).Close()
+	// The terminated backend lets go of its lock as it exits, a moment later.
+	waitFor(t, 10*time.Second, func() bool {
+		hs, err := passes.LockHolders(ctx, db2, []string{identity})
+		return err == nil && len(hs) == 0
+	})
 	p2, err := ex2(ctx)
 	if err != nil {
 		t.Fatalf("sweep once the lock is free: %v", err)

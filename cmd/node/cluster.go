@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"strconv"
 	"time"
 
 	"github.com/retentionkit/retention/actors"
 	"github.com/retentionkit/retention/node/admin"
 	"github.com/retentionkit/retention/node/cluster"
 	"github.com/retentionkit/retention/passes"
+	"github.com/retentionkit/retention/passes/ledger"
 )
 
 // Cluster mode in the node (docs/cluster.md): the database is checked (PostgreSQL 14 or
@@ -39,11 +42,8 @@ func (n *node) joinCluster(ctx context.Context) error {
 	if !n.cfg.Cluster.Enabled {
 		return nil
 	}
-	if err := passes.CheckClusterSupport(ctx, n.db); err != nil {
-		if errors.Is(err, passes.ErrClusterUnsupported) {
-			return badConfig(fmt.Errorf("cluster.enabled: %w", err))
-		}
-		return fmt.Errorf("cluster: %s", passes.RedactText(err.Error(), n.cfg.Database.DSN))
+	if err := n.checkClusterDatabase(ctx); err != nil {
+		return err
 	}
 	for _, p := range n.cfg.Passes {
 		if base, ok := cluster.HelperOf(p.Name); ok && n.cfg.Cluster.DrainHelpers > 0 {
@@ -67,18 +67,57 @@ func (n *node) joinCluster(ctx context.Context) error {
 		leave(m, false)
 		return fmt.Errorf("cluster: delete slots: %s", passes.RedactText(err.Error(), n.cfg.Database.DSN))
 	}
-	for i, t := range n.tables {
-		locked, err := t.WithSweepLock(passes.SweepLockOptions{Conn: cs.conn})
-		if err != nil {
-			leave(m, false)
-			return badConfig(err)
-		}
-		n.tables[i], n.regs[i] = locked, locked.Registration(n.opts[i])
+	if err := n.lockTables(cs.conn); err != nil {
+		leave(m, false)
+		return err
+	}
+	if err := n.helperCleanup(); err != nil {
+		leave(m, false)
+		return badConfig(err)
 	}
 	m.SetReaders(n.lockReader(), cs.slotReader())
 	n.cluster = cs
 	n.log.WithField("member", m.ID()).WithField("address", m.Address()).Info("joined the cluster")
 	return nil
+}
+
+// checkClusterDatabase refuses a database cluster mode cannot run on (exit 2): SQLite,
+// or PostgreSQL older than 14. A server that does not answer is exit 1.
+func (n *node) checkClusterDatabase(ctx context.Context) error {
+	if err := passes.CheckClusterSupport(ctx, n.db); err != nil {
+		if errors.Is(err, passes.ErrClusterUnsupported) {
+			return badConfig(fmt.Errorf("cluster.enabled: %w", err))
+		}
+		return fmt.Errorf("cluster: %s", passes.RedactText(err.Error(), n.cfg.Database.DSN))
+	}
+	return nil
+}
+
+// lockTables puts every table pass under its sweep lock, held on connections with conn's
+// settings.
+func (n *node) lockTables(conn passes.SweepConnOptions) error {
+	for i, t := range n.tables {
+		locked, err := t.WithSweepLock(passes.SweepLockOptions{Conn: conn})
+		if err != nil {
+			return badConfig(err)
+		}
+		n.tables[i], n.regs[i] = locked, locked.Registration(n.opts[i])
+	}
+	return nil
+}
+
+// lockForSweep is cluster mode's part of a one-off `sweep`: the command joins no
+// cluster, but its sweeps take the same locks as the members', so a manual sweep never
+// runs beside a member's sweep of the same pass (it ends "elsewhere" instead). Its
+// connections are named retention:sweep-<pid>.
+func (n *node) lockForSweep(ctx context.Context) error {
+	if !n.cfg.Cluster.Enabled {
+		return nil
+	}
+	if err := n.checkClusterDatabase(ctx); err != nil {
+		return err
+	}
+	return n.lockTables(passes.SweepConnOptions{ApplicationName: passes.MemberAppPrefix + "sweep-" + strconv.Itoa(os.Getpid())})
 }
 
 // leaveTimeout bounds leaving the cluster: protoactor's graceful leave waits 2s for the
@@ -110,6 +149,30 @@ func (n *node) helperRegistrations() []passes.Registration {
 		})...)
 	}
 	return out
+}
+
+// helperCleanup lists each drain helper's runs for the metadata cleanup wherever its
+// pass's runs are listed, with the same retention, so helpers' runs are pruned like
+// their pass's (a name not listed is never pruned).
+func (n *node) helperCleanup() error {
+	if n.ledger == nil || n.cfg.Cluster.DrainHelpers <= 0 {
+		return nil
+	}
+	cfg := n.cfg.CleanupConfig()
+	for _, e := range cfg.Names {
+		if !n.hasPass(e.Name) {
+			continue
+		}
+		for k := 1; k <= n.cfg.Cluster.DrainHelpers; k++ {
+			cfg.Names = append(cfg.Names, ledger.NameRetention{Name: cluster.HelperName(e.Name, k), Retention: e.Retention})
+		}
+	}
+	plan, err := cfg.Build()
+	if err != nil {
+		return fmt.Errorf("metadata_cleanup: %w", err)
+	}
+	n.plan = plan
+	return nil
 }
 
 // exclusive puts a registration that is not a table (the ledger's own loops) under its

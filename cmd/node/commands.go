@@ -165,7 +165,7 @@ func settingsCommand(o *options) *cobra.Command {
 func statusCommand(o *options) *cobra.Command {
 	return &cobra.Command{
 		Use:     "status",
-		Short:   "Show each pass's last runs and backlog, and which nodes are alive",
+		Short:   "Show each pass's last runs and backlog, which nodes are alive and, in cluster mode, who owns and who sweeps each pass",
 		Example: "  retention status --config retention.yaml",
 		Args:    exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -174,7 +174,10 @@ func statusCommand(o *options) *cobra.Command {
 					return err
 				}
 				fmt.Fprintln(o.stdout)
-				return n.printNodes(cmd.Context(), o.stdout)
+				if err := n.printNodes(cmd.Context(), o.stdout); err != nil {
+					return err
+				}
+				return n.printCluster(cmd.Context(), o.stdout)
 			})
 		},
 	}

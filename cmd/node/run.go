@@ -67,7 +67,7 @@ func (o *options) run(ctx context.Context) error {
 	}
 	acfg := admin.Config{Runtime: rt, Ledger: n.ledger, Token: n.cfg.Node.AdminToken, Gatherer: reg, ReadyAfterFailures: n.cfg.ReadyAfterFailures()}
 	if n.cluster != nil {
-		acfg.Cluster = n.cluster.member
+		acfg.Cluster, acfg.QueueTriggers = n.cluster.member, n.ledger != nil
 	}
 	adm := admin.New(acfg)
 	if n.cfg.Node.Admin != "" {

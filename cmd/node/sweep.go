@@ -43,6 +43,9 @@ func sweepCommand(o *options) *cobra.Command {
 				if err := n.migrate(cmd.Context()); err != nil {
 					return err
 				}
+				if err := n.lockForSweep(cmd.Context()); err != nil {
+					return err
+				}
 				return n.sweep(cmd.Context(), only, drain, retry, progressMode, o)
 			})
 		},

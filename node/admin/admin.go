@@ -35,6 +35,10 @@ type Config struct {
 	LivenessTimeout time.Duration
 	// Cluster backs GET /cluster in cluster mode; nil answers {"enabled": false}.
 	Cluster ClusterSource
+	// QueueTriggers makes POST /trigger/{name} queue the sweep in Ledger's work queue
+	// instead of triggering this runtime, so the member that owns the pass runs it
+	// (cluster mode). False triggers the local runtime, as a single node does.
+	QueueTriggers bool
 }
 
 // Handler serves the admin routes. It answers /readyz with 503 "starting" until

@@ -1,7 +1,9 @@
 package admin
 
 import (
+	"fmt"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/retentionkit/retention/node/config"
@@ -10,8 +12,27 @@ import (
 
 // trigger queues a sweep of the named pass now.
 func (h *Handler) trigger(w http.ResponseWriter, r *http.Request) {
+	if h.cfg.QueueTriggers && h.cfg.Ledger != nil {
+		h.queueTrigger(w, r)
+		return
+	}
 	if err := h.cfg.Runtime.Trigger(r.PathValue("name")); err != nil {
 		http.Error(w, err.Error(), http.StatusNotFound)
+		return
+	}
+	w.WriteHeader(http.StatusAccepted)
+}
+
+// queueTrigger records the sweep in the ledger's work queue for whichever member owns
+// the pass: any member answers a trigger for any pass.
+func (h *Handler) queueTrigger(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	if !slices.Contains(h.cfg.Runtime.PassNames(), name) {
+		http.Error(w, fmt.Sprintf("pass %q not found", name), http.StatusNotFound)
+		return
+	}
+	if _, err := h.cfg.Ledger.RequestSweep(r.Context(), name, time.Now()); err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
 	w.WriteHeader(http.StatusAccepted)

@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"context"
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -112,15 +111,4 @@ func (d *DrainObserver) helperDone(done actors.SweepDone) {
 		}
 	}
 	d.Member.deactivateInBackground(done.Name)
-}
-
-// checkHelpers is a sanity check for the node: a pass name that reads as a helper
-// identity would collide with the helpers of another pass.
-func checkHelpers(names []string) error {
-	for _, n := range names {
-		if base, ok := HelperOf(n); ok {
-			return fmt.Errorf("pass %q: names of the form name#k are drain helper identities (of %q)", n, base)
-		}
-	}
-	return nil
 }

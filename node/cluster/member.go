@@ -27,8 +27,9 @@ type Member struct {
 	grains  sync.Map // identity -> *actor.PID of its local grain
 	leaving sync.Map // identity -> struct{}: a deactivation in flight
 
-	fenced  chan *FencedError
-	metrics *memberMetrics
+	fenced     chan *FencedError
+	metrics    *memberMetrics
+	leavingNow atomic.Bool // Leave is shutting the remote down (see leavingFilter)
 
 	mu         sync.Mutex
 	locks      LockReader
@@ -94,6 +95,7 @@ func (m *Member) Leave(ctx context.Context, graceful bool) error {
 	}
 	m.mu.Unlock()
 	m.loopsDone.Wait()
+	m.leavingNow.Store(true)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

@@ -121,14 +121,16 @@ func tryJoin(o Options, host string, port int, budget time.Duration) (*Member, e
 	if o.ProtoactorVerbose {
 		level = slog.LevelInfo
 	}
-	system := actor.NewActorSystem(actor.WithLoggerFactory(func(s *actor.ActorSystem) *slog.Logger {
-		return slog.New(actors.NewSlogHandler(o.Logger, level)).With("lib", "protoactor", "system", s.ID)
-	}))
 	provider, err := newProvider(o)
 	if err != nil {
 		return nil, err
 	}
-	m := &Member{o: o, system: system, provider: provider, fenced: make(chan *FencedError, 1), metrics: newMemberMetrics()}
+	m := &Member{o: o, provider: provider, fenced: make(chan *FencedError, 1), metrics: newMemberMetrics()}
+	m.system = actor.NewActorSystem(actor.WithLoggerFactory(func(s *actor.ActorSystem) *slog.Logger {
+		h := leavingFilter{Handler: actors.NewSlogHandler(o.Logger, level), leaving: &m.leavingNow}
+		return slog.New(h).With("lib", "protoactor", "system", s.ID)
+	}))
+	system := m.system
 	var ropts []remote.ConfigOption
 	if o.Advertise != "" {
 		ropts = append(ropts, remote.WithAdvertisedHost(o.Advertise))

@@ -265,6 +265,13 @@ func (c *Config) CleanupEnabled() bool {
 
 // CleanupPlan is the metadata cleanup's plan (per-name retention periods), validated.
 func (c *Config) CleanupPlan() (*ledger.Plan, error) {
+	return c.CleanupConfig().Build()
+}
+
+// CleanupConfig is the metadata_cleanup section as the ledger takes it, before its
+// defaults and rules are applied (CleanupPlan does that), for a caller that adds names
+// of its own, such as cluster mode's drain helpers.
+func (c *Config) CleanupConfig() ledger.CleanupConfig {
 	m := c.MetadataCleanup
 	cfg := ledger.CleanupConfig{DeleteBatchSize: m.DeleteBatchSize}
 	if m.RetentionPeriod != nil {
@@ -280,5 +287,5 @@ func (c *Config) CleanupPlan() (*ledger.Plan, error) {
 		}
 		cfg.Names = append(cfg.Names, entry)
 	}
-	return cfg.Build()
+	return cfg
 }

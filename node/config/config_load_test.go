@@ -189,6 +189,7 @@ func FuzzParseConfig(f *testing.F) {
 		"passes:\n  - {name: a, batch_size: 1.5, key: [[a], {b: c}], statement_timeout: 500us}\n",
 		"passes:\n  - {name: a, key: *k, retention_period: 1d, retention_period: 2d}\n",
 		"metadata_cleanup: {retention_period: -1d, names: [{retention_period: 0s}]}\n",
+		"cluster: {enabled: true, etcd: {endpoints: [\"http://u:${PW}@e:1\", \"[::1]:0\", \"a:b:c\"], prefix: /x}, bind: \":\", advertise: \"h:65536\", drain_helpers: -1, fence_after: 1s}\n",
 	} {
 		f.Add(s)
 	}
