@@ -26,8 +26,9 @@ var failoverCluster = harness.ClusterOptions{MaxConcurrentDeletes: 6, NodeMaxCon
 // TestKill9MidDrain kills the member running the most passes with SIGKILL while every
 // pass drains. Each of its passes must run again on a survivor (the time from the kill
 // to each one's next batch is reported), its database sessions and with them its locks
-// and slots must go, nothing may be deleted twice or wrongly, and the survivors must
-// drain everything and exit 0.
+// and slots must go, its runs left InProgress must be closed as abandoned by the
+// survivors, nothing may be deleted twice or wrongly, and the survivors must drain
+// everything and exit 0.
 func TestKill9MidDrain(t *testing.T) {
 	s := newScenario(t, failoverTables(), failoverCluster, failoverPasses)
 	sampler := harness.StartSampler(s.db, harness.DefaultLockClasses)
@@ -54,6 +55,14 @@ func TestKill9MidDrain(t *testing.T) {
 		t.Error(err)
 	}
 	s.drained(guard)
+	s.eventually(guard, "the killed member's runs closed by the survivors' recovery", func() (bool, error) {
+		open, err := s.db.Count(s.ctx, `SELECT count(*) FROM retention_metadata WHERE state = 'InProgress' AND node_id = $1`, victim.Member())
+		return open == 0, err
+	})
+	report("SIGKILL mid-drain", "kill -9 to the killed member's runs closed as abandoned", time.Since(killed))
+	if n, err := s.db.Count(s.ctx, `SELECT count(*) FROM retention_metadata WHERE node_id = $1 AND stop_reason = 'abandoned'`, victim.Member()); err != nil || n == 0 {
+		t.Errorf("no run of the killed member closed as abandoned (err %v)", err)
+	}
 	samples := sampler.Stop()
 	s.stopAll()
 	s.checkKeep()

@@ -227,13 +227,23 @@ func (s *scenario) checkSamples(f harness.SampleFigures, limit int64) {
 	}
 }
 
-// stopAll sends SIGTERM to every running node and checks each exits 0.
+// stopAll sends SIGTERM to every running node and checks each exits 0 and, once all
+// have, that the ledger has no run left InProgress: every member that stopped (on
+// SIGTERM, or fencing itself) closed its runs, and a killed member's were closed by the
+// survivors' recovery.
 func (s *scenario) stopAll() {
 	s.t.Helper()
 	for name, code := range s.fleet.Stop(s.ctx, 60*time.Second) {
 		if code != 0 {
 			s.t.Errorf("%s exited %d after SIGTERM, want 0", name, code)
 		}
+	}
+	open, err := s.db.Count(s.ctx, `SELECT count(*) FROM retention_metadata WHERE state = 'InProgress'`)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	if open != 0 {
+		s.t.Errorf("%d ledger runs left InProgress after every node stopped", open)
 	}
 }
 
