@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/retentionkit/retention/actors"
@@ -50,6 +51,7 @@ func (n *node) joinCluster(ctx context.Context) error {
 			return badConfig(fmt.Errorf("pass %q: with cluster.drain_helpers, a name of the form name#k is a drain helper of %q: rename the pass", p.Name, base))
 		}
 	}
+	n.log.WithField("endpoints", strings.Join(n.cfg.Cluster.Etcd.Endpoints, ",")).Info("joining the cluster")
 	m, err := cluster.Join(ctx, n.clusterOptions())
 	if err != nil {
 		return err

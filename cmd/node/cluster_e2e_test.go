@@ -9,7 +9,9 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/retentionkit/retention/passes"
 )
@@ -99,5 +101,26 @@ func TestSweepInClusterModeTakesThePassLock(t *testing.T) {
 	}
 	if r := retention(t, "sweep", "--config", path); r.code != 0 || e.count("1=1") == before {
 		t.Fatalf("with the lock free: exit %d, %d rows left of %d\n%s", r.code, e.count("1=1"), before, r.stderr)
+	}
+}
+
+// A signal while the node waits for an unreachable etcd stops it there, at once and
+// with exit 0: nothing ran yet, and the operator asked it to stop.
+func TestSignalWhileJoiningStopsTheNode(t *testing.T) {
+	e := newEnv(t, passes.DriverPostgres)
+	n := startRun(t, e.config("", strings.Replace(clusterSection(freeAddr(t), ""), "startup_timeout: 2s", "startup_timeout: 10m", 1)))
+	n.waitLog(t, "joining the cluster", "")
+	if err := n.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- n.cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("exit after SIGTERM while joining: %v, want 0", err)
+		}
+	case <-time.After(time.Minute): // a bound on a hang, not a timing assertion
+		t.Fatal("SIGTERM while joining did not stop the node")
 	}
 }

@@ -47,7 +47,16 @@ func (o *options) run(ctx context.Context) error {
 	if err := n.migrate(ctx); err != nil {
 		return err
 	}
-	if err := n.joinCluster(ctx); err != nil {
+	// A signal while the node waits for etcd stops it there: nothing runs yet.
+	joinCtx, stopJoin := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+	err = n.joinCluster(joinCtx)
+	interrupted := joinCtx.Err() != nil && ctx.Err() == nil // read before stopJoin cancels it
+	stopJoin()
+	if err != nil {
+		if interrupted {
+			n.log.Info("stopped by a signal before joining the cluster")
+			return nil
+		}
 		return err
 	}
 	if err := n.join(ctx); err != nil {

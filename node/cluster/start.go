@@ -38,7 +38,7 @@ func (e *UnreachableError) Unwrap() error { return e.Err }
 
 // Join starts an actor system and makes it a member of the cluster. An etcd that does
 // not answer is retried with backoff until Options.StartupTimeout, then Join fails with
-// an *UnreachableError. protoactor's StartMember panics when its provider fails; Join
+// an *UnreachableError; when ctx ends first, Join returns ctx's error. protoactor's StartMember panics when its provider fails; Join
 // recovers that panic and retries on a fresh actor system, so bad luck at startup is
 // never a crash.
 func Join(ctx context.Context, o Options) (*Member, error) {
@@ -51,6 +51,9 @@ func Join(ctx context.Context, o Options) (*Member, error) {
 	deadline := start.Add(o.StartupTimeout)
 	if o.Provider == nil {
 		if err := waitForEtcd(ctx, o, deadline); err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
 			return nil, &UnreachableError{Endpoints: o.Endpoints, After: time.Since(start).Round(time.Millisecond), Err: err}
 		}
 	}
@@ -60,7 +63,10 @@ func Join(ctx context.Context, o Options) (*Member, error) {
 		if err == nil {
 			return m, nil
 		}
-		if time.Now().Add(backoff).After(deadline) || ctx.Err() != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if time.Now().Add(backoff).After(deadline) {
 			return nil, &UnreachableError{Endpoints: o.Endpoints, After: time.Since(start).Round(time.Millisecond), Err: err}
 		}
 		o.Logger.WithError(err).WithField("retry_in", backoff).Warn("cluster: joining failed, retrying")
