@@ -25,8 +25,12 @@ func report(scenario, what string, ds ...time.Duration) {
 	if len(ds) > 0 {
 		ds = slices.Clone(ds)
 		slices.Sort(ds)
+		med := ds[len(ds)/2]
+		if len(ds)%2 == 0 {
+			med = (ds[len(ds)/2-1] + med) / 2
+		}
 		line = fmt.Sprintf("| %s | %s | %v | %v | %v | %d |", scenario, what,
-			ds[0].Round(time.Millisecond), ds[len(ds)/2].Round(time.Millisecond), ds[len(ds)-1].Round(time.Millisecond), len(ds))
+			ds[0].Round(time.Millisecond), med.Round(time.Millisecond), ds[len(ds)-1].Round(time.Millisecond), len(ds))
 	}
 	figures.rows = append(figures.rows, line)
 }
