@@ -161,7 +161,7 @@ func (f *Fleet) Supervise(ctx context.Context) {
 			f.mu.Lock()
 			gone := f.gone[n.Name]
 			f.mu.Unlock()
-			if !exited || gone || code != ExitFenced {
+			if !exited || gone || code != ExitFenced || ctx.Err() != nil {
 				continue
 			}
 			f.mu.Lock()
