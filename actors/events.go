@@ -133,6 +133,10 @@ type PassStopped struct {
 	Reason   string
 	Degraded bool
 	Err      error
+	// Unserved are ledger runs requested of a pass Deactivate stopped before a sweep
+	// served them (a trigger that arrived as the pass moved away); the ledger observer
+	// closes them as cancelled, so none stays InProgress on a member that lives on.
+	Unserved []int64
 }
 
 // RowSkipped says a pass left a row in place for the rest of the sweep because deleting

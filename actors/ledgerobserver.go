@@ -103,6 +103,9 @@ func (o *LedgerObserver) Observe(e Event) error {
 		}
 		return o.Ledger.FinishWork(ctx, run.ids)
 	case PassStopped:
+		if err := o.closeUnserved(ctx, e); err != nil {
+			return err
+		}
 		if !e.Degraded {
 			return nil
 		}
@@ -110,6 +113,22 @@ func (o *LedgerObserver) Observe(e Event) error {
 		return err
 	}
 	return nil
+}
+
+// closeUnserved closes the requested runs a deactivated pass never swept: cancelled,
+// saying why, and their work-queue rows done.
+func (o *LedgerObserver) closeUnserved(ctx context.Context, e PassStopped) error {
+	if len(e.Unserved) == 0 {
+		return nil
+	}
+	f := ledger.Finish{End: clock.OrReal(o.Clock).Now(), State: ledger.Cancelled, StopReason: string(Stopped),
+		Error: "the pass was deactivated here (placed on another member) before a sweep served this request; request it again"}
+	for _, id := range e.Unserved {
+		if err := o.Ledger.FinishRun(ctx, id, f); err != nil {
+			return err
+		}
+	}
+	return o.Ledger.FinishWork(ctx, e.Unserved)
 }
 
 func (o *LedgerObserver) noteFailed(pass string, id int64) {

@@ -190,7 +190,11 @@ func (a *passActor) stopped() {
 	} else if a.cell.place.leaving.Load() {
 		reason = reasonDeactivated
 	}
+	var unserved []int64
+	if reason == reasonDeactivated {
+		unserved, a.runs = a.runs, nil
+	}
 	a.cell.update(func(s *PassStatus) { s.State = StateStopped; s.NextSweep = time.Time{} })
-	a.d.publish(PassStopped{Name: a.name(), Reason: reason, Degraded: degraded, Err: err})
+	a.d.publish(PassStopped{Name: a.name(), Reason: reason, Degraded: degraded, Err: err, Unserved: unserved})
 	a.cell.markGone()
 }

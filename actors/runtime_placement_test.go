@@ -11,6 +11,8 @@ import (
 	"github.com/retentionkit/retention/actors/actortest"
 	"github.com/retentionkit/retention/core"
 	"github.com/retentionkit/retention/passes"
+	"github.com/retentionkit/retention/passes/dbtest"
+	"github.com/retentionkit/retention/passes/ledger"
 )
 
 func noStagger(o *passes.Options) { o.MaxStartupStagger = 0 }
@@ -135,4 +137,67 @@ func TestActivateForSweepsTheRequestFirst(t *testing.T) {
 			t.Fatalf("ActivateFor of an active pass = %+v, want it triggered for run 43", again)
 		}
 	})
+}
+
+// A request that reaches a pass as it is deactivated (queued behind the sweep in flight)
+// is handed back in PassStopped, for the ledger observer to close.
+func TestDeactivateHandsBackUnservedRuns(t *testing.T) {
+	actortest.Run(t, actors.Config{Placed: true}, func(t *testing.T, h *actortest.Harness) {
+		fake := actortest.NewFakePass(actortest.Block(500)).Otherwise(actortest.Rows(0))
+		h.Register(passes.Registration{Name: "p", New: fake.Factory(), Options: options(time.Hour, noStagger)})
+		h.Start()
+		if err := h.Runtime.Activate(context.Background(), "p"); err != nil {
+			t.Fatal(err)
+		}
+		h.Settle()
+		if err := h.Runtime.TriggerRun("p", 42); err != nil { // during the sweep: a follow-up
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- h.Runtime.Deactivate(context.Background(), "p") }()
+		h.Settle()
+		fake.Release()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		h.Settle()
+		stopped := actortest.Filter[actors.PassStopped](h.Probe.Events(), actortest.Is[actors.PassStopped]())
+		if len(stopped) != 1 || !slices.Equal(stopped[0].Unserved, []int64{42}) {
+			t.Fatalf("pass stopped = %+v, want run 42 handed back", stopped)
+		}
+		for _, s := range actortest.Filter[actors.SweepStarted](h.Probe.Events(), actortest.Is[actors.SweepStarted]()) {
+			if slices.Contains(s.Runs, 42) {
+				t.Fatalf("run 42 was served by sweep %d, yet handed back", s.Sweep)
+			}
+		}
+	})
+}
+
+// The ledger observer closes the runs a deactivated pass hands back: cancelled, with the
+// reason, and off the work queue.
+func TestLedgerClosesUnservedRuns(t *testing.T) {
+	db := dbtest.SQLite(t)
+	if _, err := ledger.Migrate(context.Background(), db, "u_"); err != nil {
+		t.Fatal(err)
+	}
+	l, _ := ledger.New(db, "u_")
+	ctx := context.Background()
+	c, err := l.RequestSweep(ctx, "p", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.ForNode("n1").ClaimWork(ctx, []string{"p"}, 10, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	obs := &actors.LedgerObserver{Ledger: l}
+	if err := obs.Observe(actors.PassStopped{Name: "p", Reason: "deactivated: placed elsewhere", Unserved: []int64{c.RunID}}); err != nil {
+		t.Fatal(err)
+	}
+	runs, err := l.Runs(ctx, "p", 10)
+	if err != nil || len(runs) != 1 || runs[0].State != ledger.Cancelled || runs[0].Error == nil {
+		t.Fatalf("runs = %+v, %v; want the request cancelled with its reason", runs, err)
+	}
+	if made, err := l.RequestSweepUnlessQueued(ctx, "p", time.Now()); err != nil || !made {
+		t.Fatalf("a new request after the close = %v, %v", made, err)
+	}
 }
