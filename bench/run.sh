@@ -8,7 +8,8 @@ out=$(mktemp)
 drain=$(mktemp)
 pacing=$(mktemp)
 heap=$(mktemp)
-trap 'rm -f "$out" "$drain" "$pacing" "$heap"' EXIT
+cluster=$(mktemp)
+trap 'rm -f "$out" "$drain" "$pacing" "$heap" "$cluster"' EXIT
 gocmd="go test -run '^\$' -bench . -benchmem -count ${BENCH_COUNT:-3} ./..."
 eval "$gocmd" | tee "$out"
 drain_args="-rows ${BENCH_ROWS:-1000000} -reps ${BENCH_REPS:-3}"
@@ -34,6 +35,13 @@ elif [ "$(id -u)" = 0 ] && command -v pg_createcluster >/dev/null && command -v 
 else
   printf '## Pacing (`bench/pacing`)\n\nNot run: it needs root, pg_createcluster and pgbench.\n' > "$pacing"
 fi
+# Cluster mode (bench/cluster): etcd from Debian's etcd-server and PostgreSQL; without
+# them the section says it was not run.
+if [ -n "${BENCH_CLUSTER_REPORT:-}" ]; then
+  cp "$BENCH_CLUSTER_REPORT" "$cluster" # a report bench/cluster wrote earlier
+elif ! go run ./bench/cluster -reps "${BENCH_CLUSTER_REPS:-5}" -out "$cluster"; then
+  printf '## Cluster mode (`bench/cluster`)\n\nNot run: it needs etcd (Debian'"'"'s etcd-server) and PostgreSQL.\n' > "$cluster"
+fi
 {
   cat bench/benchmarks-intro.md
   echo
@@ -54,5 +62,7 @@ fi
   sed 's/^### /#### /; s/^## /### /' "$heap"
   echo
   sed 's/^### /#### /; s/^## /### /' "$pacing"
+  echo
+  sed 's/^### /#### /; s/^## /### /' "$cluster"
 } > docs/benchmarks.md
 echo "wrote docs/benchmarks.md"

@@ -10,6 +10,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/asynkron/protoactor-go/cluster"
+	"google.golang.org/protobuf/types/known/emptypb"
 
 	"github.com/retentionkit/retention/actors"
 )
@@ -100,7 +101,7 @@ func (m *Member) Leave(ctx context.Context, graceful bool) error {
 	go func() {
 		defer close(done)
 		defer func() { _ = recover() }() // a provider that fails on the way out changes nothing now
-		m.cluster.Shutdown(graceful)
+		m.shutdown(graceful)
 	}()
 	select {
 	case <-done:
@@ -108,6 +109,27 @@ func (m *Member) Leave(ctx context.Context, graceful bool) error {
 	case <-ctx.Done():
 		return errors.New("cluster: leaving did not finish in time (is etcd reachable?); the member lease expires on its own")
 	}
+}
+
+// shutdown leaves protoactor's cluster: protoactor's Cluster.Shutdown, except that the
+// remote's gRPC server is stopped outright instead of gracefully, and without its 2 s
+// wait for ownership transfers (the runtime has stopped every pass by then). The
+// remote's graceful stop clears its endpoint manager's connection map while endpoint
+// writers may still be publishing "endpoint terminated" for peers that hung up; the
+// map is then nil under them and the process panics in a protoactor goroutine, where
+// no recover can reach (the multi-process suite saw it on a SIGTERM: a nil pointer in
+// sync.(*Map).Delete from endpointManager.removeEndpoint, exit 2). The node exits
+// right after leaving, so nothing is lost by not draining the gRPC streams.
+func (m *Member) shutdown(graceful bool) {
+	c := m.cluster
+	c.Gossip.SetState(cluster.GracefullyLeftKey, &emptypb.Empty{})
+	c.ActorSystem.Shutdown()
+	if graceful {
+		_ = c.Config.ClusterProvider.Shutdown(true) // deregisters: the others see it leave at once
+		c.IdentityLookup.Shutdown()
+		c.Gossip.Shutdown()
+	}
+	c.Remote.Shutdown(false)
 }
 
 // members is the current topology.

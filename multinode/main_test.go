@@ -1,0 +1,102 @@
+//go:build multinode
+
+package multinode
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/retentionkit/retention/multinode/harness"
+)
+
+// env is what every scenario shares, set up once by TestMain: the node binary, etcd,
+// the database, or why the suite cannot run.
+var env struct {
+	bin     string
+	etcd    string
+	dsn     string
+	missing string // why the suite cannot run here ("" when it can)
+}
+
+func TestMain(m *testing.M) { os.Exit(runSuite(m)) }
+
+func runSuite(m *testing.M) int {
+	env.dsn = os.Getenv("TEST_DATABASE_URL")
+	if env.dsn == "" {
+		env.dsn = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
+	}
+	env.etcd = harness.EtcdBin()
+	switch {
+	case env.etcd == "":
+		env.missing = "no etcd server (install Debian's etcd-server, or set ETCD_BIN)"
+	default:
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		db, err := harness.OpenDB(ctx, env.dsn)
+		cancel()
+		if err != nil {
+			env.missing = fmt.Sprintf("PostgreSQL unreachable: %v", err)
+		} else {
+			db.Close()
+		}
+	}
+	if env.missing == "" {
+		dir, err := os.MkdirTemp("", "retention-multinode")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "multinode:", err)
+			return 1
+		}
+		defer os.RemoveAll(dir)
+		if env.bin, err = harness.BuildNode(context.Background(), dir); err != nil {
+			fmt.Fprintln(os.Stderr, "multinode:", err)
+			return 1
+		}
+	} else {
+		fmt.Fprintf(os.Stderr, "\n*** multinode: %s: the cluster suite will not run ***\n\n", env.missing)
+	}
+	code := m.Run()
+	printFigures(os.Stdout)
+	return code
+}
+
+// need skips the scenario loudly when the suite cannot run here, and fails it under
+// CI=true, where a missing etcd or PostgreSQL is a broken setup.
+func need(t *testing.T) {
+	t.Helper()
+	if env.missing == "" {
+		return
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("CI=true and %s", env.missing)
+	}
+	t.Skipf("SKIPPED: %s", env.missing)
+}
+
+// artifacts is where a scenario's logs go: kept when it fails (or when
+// MULTINODE_KEEP_LOGS is set), removed when it passes.
+func artifacts(t *testing.T) string {
+	t.Helper()
+	name := regexp.MustCompile(`[^A-Za-z0-9_.-]+`).ReplaceAllString(t.Name(), "_")
+	dir, err := filepath.Abs(filepath.Join("testdata", "artifacts", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() || os.Getenv("MULTINODE_KEEP_LOGS") != "" {
+			t.Logf("logs of every process kept in %s", dir)
+			return
+		}
+		_ = os.RemoveAll(dir)
+	})
+	return dir
+}
