@@ -2,7 +2,6 @@ package passes
 
 import (
 	"context"
-	"database/sql/driver"
 	"fmt"
 
 	"github.com/uptrace/bun"
@@ -40,13 +39,4 @@ func resetSession(c bun.Conn) error {
 	_, err := c.ExecContext(context.Background(),
 		"SELECT set_config(name, reset_val, false) FROM pg_settings WHERE name IN ('synchronous_commit', 'statement_timeout')")
 	return err
-}
-
-// unpinSession resets the session and gives c back to the pool; a connection whose
-// reset fails is closed instead, so no other user inherits a sweep's settings.
-func unpinSession(c bun.Conn) error {
-	if err := resetSession(c); err != nil {
-		_ = c.Raw(func(any) error { return driver.ErrBadConn })
-	}
-	return c.Close()
 }
