@@ -31,9 +31,9 @@ const goal = 1.25
 
 func writeReport(w *strings.Builder, c config, rs []frontierResult, steps []stepResult, reps []replicaResult, started time.Time, load0, load1 string) {
 	fmt.Fprintf(w, "## Pacing (`bench/pacing`)\n\n")
-	fmt.Fprintf(w, "Produced by `go run ./bench/pacing -rows %d -rate %d -pairs %d -window %v -gap %v` on a cluster of its own "+
+	fmt.Fprintf(w, "Produced by `go run ./bench/pacing -rows %d -rate %d -pairs %d -window %v -gap %v -variants %s -step %q -replica %q` on a cluster of its own "+
 		"(PostgreSQL, Debian's default configuration), %s, in %v. Load average at the start %s, at the end %s.\n\n",
-		c.rows, c.rate, c.pairs, c.window, c.gap, started.UTC().Format("2006-01-02 15:04 UTC"), time.Since(started).Round(time.Second), load0, load1)
+		c.rows, c.rate, c.pairs, c.window, c.gap, c.variants, c.stepVariants, c.replicas, started.UTC().Format("2006-01-02 15:04 UTC"), time.Since(started).Round(time.Second), load0, load1)
 	fmt.Fprintf(w, "Foreground: pgbench, 4 clients, `-R %d`, each transaction reads, updates and inserts one row of pgbench's own tables "+
 		"(scale %d); latency from the scheduled start. Ratio = p99 of the transactions that ended in a draining window ÷ p99 of those in the "+
 		"not-draining window just before it; the median and spread are over the pairs.\n\n", c.rate, c.scale)

@@ -74,6 +74,11 @@ type State struct {
 	Last Reason
 }
 
+type batchSample struct {
+	rows int
+	took time.Duration
+}
+
 type sample struct {
 	at  time.Time
 	lat time.Duration
@@ -90,8 +95,12 @@ type Controller struct {
 	batch     int
 	delay     time.Duration
 	lastTook  time.Duration
-	estimates []int   // recent batch sizes that would take TargetBatchTime
-	busyRate  float64 // rows per second while a batch runs (smoothed)
+	samples   []batchSample // the last batches' sizes and times
+	paused    time.Duration // the pause chosen before the next batch (0 after a hold)
+	// What the sweep delivered since the last evaluation: rows, and the time its batches
+	// and their pauses took (holds left out).
+	winRows int
+	winTime time.Duration
 
 	probes     []sample          // outside holds, newest last
 	holds      [][]time.Duration // the probes of the last BaselineHolds holds
@@ -178,17 +187,12 @@ func (c *Controller) Batch(_ time.Time, rows int, took time.Duration) {
 		return
 	}
 	c.lastTook = took
-	est := int(float64(rows) * float64(c.cfg.TargetBatchTime) / float64(took))
-	c.estimates = append(c.estimates, max(est, 1))
-	if len(c.estimates) > 10 {
-		c.estimates = c.estimates[1:]
+	c.samples = append(c.samples, batchSample{rows, took})
+	if len(c.samples) > 20 {
+		c.samples = c.samples[1:]
 	}
-	busy := float64(rows) / took.Seconds()
-	if c.busyRate == 0 {
-		c.busyRate = busy
-	} else {
-		c.busyRate += 0.2 * (busy - c.busyRate)
-	}
+	c.winRows += rows
+	c.winTime += took + c.paused
 }
 
 // Next returns the pace of the next batch at now.
@@ -206,9 +210,11 @@ func (c *Controller) Next(now time.Time) Decision {
 	}
 	if c.holding {
 		c.delay = clampD(c.holdEnd.Sub(now), c.cfg.MinDelay, c.cfg.MaxDelay)
+		c.paused = 0 // a hold is not the pace: it does not count in what was delivered
 	} else {
 		c.batch = c.nextBatch()
 		c.delay = c.nextDelay()
+		c.paused = c.delay
 	}
 	d := Decision{Batch: c.batch, Delay: c.delay, Change: c.pending}
 	c.pending = nil
@@ -271,8 +277,19 @@ func (c *Controller) evaluate(now time.Time) {
 		}
 	}
 	reason, detail := c.degraded(now, since, recent)
+	delivered := 0.0
+	if c.winTime > 0 {
+		delivered = float64(c.winRows) / c.winTime.Seconds()
+	}
+	c.winRows, c.winTime = 0, 0
 	if reason != "" {
-		c.rate = max(c.cfg.MinRate, c.rate*c.cfg.Backoff)
+		// Cut from what was delivered when that is less than the rate aimed at, so the
+		// first cut bites at once (TCP reduces from what is in flight the same way).
+		base := c.rate
+		if delivered > 0 && delivered < base {
+			base = delivered
+		}
+		c.rate = max(c.cfg.MinRate, base*c.cfg.Backoff)
 		c.slowStart, c.lastCut = false, now
 		c.cuts++
 		if c.mode != ModeBackingOff {
@@ -289,8 +306,13 @@ func (c *Controller) evaluate(now time.Time) {
 	} else {
 		c.rate += c.cfg.RateStep
 	}
-	if c.busyRate > 0 {
-		c.rate = max(c.cfg.MinRate, min(c.rate, c.busyRate*c.cfg.CPUShare))
+	// The rate stays within twice what the sweep delivered (BBR's startup gain is about
+	// as much): a rate far above what its batches and the CPU share allow would take many
+	// cuts to come down when a signal degrades. Capping by what was delivered rather than
+	// by the batches' own speed keeps a sweep whose small batches are mostly fixed cost
+	// (a busy server) able to grow out of them.
+	if delivered > 0 {
+		c.rate = max(c.cfg.MinRate, min(c.rate, 2*delivered))
 	}
 	if c.mode == ModeBackingOff {
 		c.backingTotal += now.Sub(c.backingSince)
@@ -326,13 +348,45 @@ func (c *Controller) change(r Reason, detail string) {
 // nextBatch sizes the batch to the target time, no larger than MaxBatchWorth of the
 // rate, changing by at most half or one and a half times per batch.
 func (c *Controller) nextBatch() int {
-	want := DefaultStartBatch
-	if len(c.estimates) > 0 {
-		want = median(c.estimates)
-	}
+	want := c.sizeForTarget()
 	want = min(want, int(c.rate*c.cfg.MaxBatchWorth.Seconds()))
 	want = clamp(want, c.batch/2, c.batch+c.batch/2+1)
 	return clamp(want, c.cfg.MinBatch, c.cfg.MaxBatch)
+}
+
+// sizeForTarget is the batch that takes TargetBatchTime, from a straight line fitted
+// through the last batches (time = fixed cost + cost per row x rows). Where the fixed
+// cost alone exceeds the target (a busy server, a slow round trip), shrinking the batch
+// cannot make it short, only make the sweep slow: the batch may then take one and a
+// half times its fixed cost. Without a usable fit (batches all of one size, noise) it
+// scales the last batches' sizes to the target.
+func (c *Controller) sizeForTarget() int {
+	n := len(c.samples)
+	if n == 0 {
+		return DefaultStartBatch
+	}
+	var mr, mt float64
+	for _, s := range c.samples {
+		mr += float64(s.rows)
+		mt += float64(s.took)
+	}
+	mr, mt = mr/float64(n), mt/float64(n)
+	var sxx, sxy float64
+	for _, s := range c.samples {
+		sxx += (float64(s.rows) - mr) * (float64(s.rows) - mr)
+		sxy += (float64(s.rows) - mr) * (float64(s.took) - mt)
+	}
+	target := float64(c.cfg.TargetBatchTime)
+	if sxx > 0 && sxy > 0 {
+		perRow := sxy / sxx
+		fixed := max(mt-perRow*mr, 0)
+		return int(max(target-fixed, fixed/2) / perRow)
+	}
+	ests := make([]int, 0, n)
+	for _, s := range c.samples {
+		ests = append(ests, max(int(float64(s.rows)*target/float64(s.took)), 1))
+	}
+	return median(ests)
 }
 
 // nextDelay spaces batches to the rate, and never closer than the CPU share allows.

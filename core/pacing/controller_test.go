@@ -24,6 +24,8 @@ type world struct {
 
 	changes []Change
 	rows    []rowsAt // rows deleted, by time
+	// A batch takes fixed + perRow x rows.
+	fixed, perRow time.Duration
 }
 
 type rowsAt struct {
@@ -33,7 +35,7 @@ type rowsAt struct {
 
 func newWorld(t *testing.T, cfg Config) *world {
 	start := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
-	w := &world{t: t, clk: clock.NewManual(start), start: start, c: New(cfg)}
+	w := &world{t: t, clk: clock.NewManual(start), start: start, c: New(cfg), fixed: 400 * time.Microsecond, perRow: 10 * time.Microsecond}
 	w.probe = func(time.Duration, bool) time.Duration { return time.Millisecond }
 	w.lag = func(time.Duration) time.Duration { return 0 }
 	w.blocked = func(time.Duration) int { return 0 }
@@ -68,7 +70,7 @@ func (w *world) run(until time.Duration) {
 		if w.c.State(w.clk.Now()).Mode == ModeLearning {
 			continue
 		}
-		took := 400*time.Microsecond + time.Duration(d.Batch)*10*time.Microsecond
+		took := w.fixed + time.Duration(d.Batch)*w.perRow
 		w.clk.Advance(took)
 		w.c.Batch(w.clk.Now(), d.Batch, took)
 		w.rows = append(w.rows, rowsAt{w.elapsed(), d.Batch})
@@ -195,6 +197,21 @@ func TestBacksOffOnASlowProbeAndRecovers(t *testing.T) {
 	}
 	before, backoff, recovery := fault(t, w, ReasonProbe)
 	t.Logf("before %.0f rows/s, back-off after %v, recovery after %v", before, backoff, recovery)
+}
+
+// On a busy server each batch costs mostly its fixed overhead (10ms here): after a cut
+// to small batches the controller must still grow out of them.
+func TestRecoversWhenBatchesAreMostlyFixedCost(t *testing.T) {
+	w := newWorld(t, Config{MaxBatch: 500})
+	w.fixed = 10 * time.Millisecond
+	w.probe = func(at time.Duration, learning bool) time.Duration {
+		if at >= 14*time.Second && at < 20*time.Second && !learning {
+			return 5 * time.Millisecond
+		}
+		return time.Millisecond
+	}
+	before, _, recovery := fault(t, w, ReasonProbe)
+	t.Logf("before %.0f rows/s, recovery after %v", before, recovery)
 }
 
 func TestBacksOffOnReplicaLagAndRecovers(t *testing.T) {
