@@ -6,9 +6,10 @@ import (
 	"github.com/retentionkit/retention/actors"
 )
 
-// paceCollector reads each adaptive pass's pace from the runtime's status on every
-// scrape: what the controller chose and what it judged by. A fixed-pace pass (or an
-// adaptive one before its first sweep) has no series.
+// paceCollector reads each pass's pace from the runtime's status on every scrape: for an
+// adaptive pass, what the controller chose and what it judged by; for a fixed pass (or
+// an adaptive one before its first sweep), zeros, so every series exists from startup
+// like the others.
 type paceCollector struct {
 	rt                                       *actors.Runtime
 	batch, delay, rate, probe, baseline, lag *prometheus.Desc
@@ -37,15 +38,20 @@ func (c *paceCollector) Describe(ch chan<- *prometheus.Desc) {
 	}
 }
 
-// Collect sends one sample of each per adaptive pass.
+// Collect sends one sample of each per pass.
 func (c *paceCollector) Collect(ch chan<- prometheus.Metric) {
+	paces := map[string]*actors.PaceStatus{}
 	for _, p := range c.rt.Status().Passes {
-		s := p.Pace
+		paces[p.Name] = p.Pace
+	}
+	for _, r := range c.rt.Registrations() {
+		s := paces[r.Name]
 		if s == nil {
-			continue
+			s = &actors.PaceStatus{}
 		}
+		name := r.Name
 		gauge := func(d *prometheus.Desc, v float64) {
-			ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, p.Name)
+			ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, name)
 		}
 		gauge(c.batch, float64(s.Batch))
 		gauge(c.delay, s.Delay.Seconds())
@@ -53,7 +59,7 @@ func (c *paceCollector) Collect(ch chan<- prometheus.Metric) {
 		gauge(c.probe, s.Probe.Seconds())
 		gauge(c.baseline, s.Baseline.Seconds())
 		gauge(c.lag, s.ReplicaLag.Seconds())
-		ch <- prometheus.MustNewConstMetric(c.backingOff, prometheus.CounterValue, s.BackingOff.Seconds(), p.Name)
-		ch <- prometheus.MustNewConstMetric(c.cuts, prometheus.CounterValue, float64(s.Cuts), p.Name)
+		ch <- prometheus.MustNewConstMetric(c.backingOff, prometheus.CounterValue, s.BackingOff.Seconds(), name)
+		ch <- prometheus.MustNewConstMetric(c.cuts, prometheus.CounterValue, float64(s.Cuts), name)
 	}
 }

@@ -13,8 +13,8 @@ import (
 	"github.com/retentionkit/retention/passes"
 )
 
-// An adaptive pass has pace series once it sweeps, with the controller's batch size in
-// its bounds; a fixed pass has none.
+// An adaptive pass's pace series show the controller's choice once it sweeps; a fixed
+// pass has them too, at zero.
 func TestPaceSeriesForAdaptivePasses(t *testing.T) {
 	quiet := logrus.New()
 	quiet.SetOutput(io.Discard)
@@ -56,8 +56,8 @@ func TestPaceSeriesForAdaptivePasses(t *testing.T) {
 				series[mf.GetName()][m.GetLabel()[0].GetValue()] = m.GetGauge().GetValue() + m.GetCounter().GetValue()
 			}
 		}
-		batch, ok := series["retention_pace_batch_size"]["adaptive"]
-		if ok {
+		batch := series["retention_pace_batch_size"]["adaptive"]
+		if series["retention_pace_rate_rows_per_second"]["adaptive"] > 0 { // the controller has reported
 			if batch < 1 || batch > 200 {
 				t.Errorf("batch size %v outside [1, 200]", batch)
 			}
@@ -66,12 +66,16 @@ func TestPaceSeriesForAdaptivePasses(t *testing.T) {
 				if _, ok := series[name]["adaptive"]; !ok {
 					t.Errorf("no %s for the adaptive pass", name)
 				}
-				if _, ok := series[name]["fixed"]; ok {
-					t.Errorf("%s for the fixed pass", name)
+				if _, ok := series[name]["fixed"]; !ok {
+					t.Errorf("no %s for the fixed pass", name)
 				}
 			}
 			if series["retention_pace_rate_rows_per_second"]["adaptive"] <= 0 {
 				t.Error("no rate")
+			}
+			if series["retention_pace_batch_size"]["fixed"] != 0 || series["retention_pace_rate_rows_per_second"]["fixed"] != 0 {
+				t.Errorf("fixed pass: batch %v rate %v, want zeros",
+					series["retention_pace_batch_size"]["fixed"], series["retention_pace_rate_rows_per_second"]["fixed"])
 			}
 			return
 		}
