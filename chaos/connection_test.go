@@ -54,12 +54,12 @@ func TestServerRestartUnderRun(t *testing.T) {
 	path := f.config(passOpts{batchDelay: "20ms"}, "", "")
 	n := start(t, "run", "--config", path)
 	waitUntil(t, "2,000 rows deleted", func() bool { return f.eventsLeft() <= before-2000 })
-	if err := the.pg.crash(); err != nil {
+	if err := the.pg.Crash(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = the.pg.start() }) // the next scenarios need it up, however this one ends
+	t.Cleanup(func() { _ = the.pg.Start() }) // the next scenarios need it up, however this one ends
 	n.waitFor("the failed sweep", msg("sweep failed", "events"))
-	if err := the.pg.start(); err != nil {
+	if err := the.pg.Start(); err != nil {
 		t.Fatal(err)
 	}
 	f.reconnect()

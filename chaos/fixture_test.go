@@ -58,7 +58,7 @@ var schema = []string{
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	name := the.pg.createDatabase(t)
-	f := &fixture{t: t, db: open(t, the.pg.testDSN(name)), name: name, dsn: the.pg.dsn(name)}
+	f := &fixture{t: t, db: open(t, the.pg.testDSN(name)), name: name, dsn: the.pg.DSN(name)}
 	t.Cleanup(func() { f.db.Close() })
 	for _, s := range schema {
 		f.exec(s)

@@ -40,7 +40,7 @@ func runSuite(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "chaos: a cluster of its own is required (run as root on a host with PostgreSQL's server packages):", err)
 		return 1
 	}
-	defer pg.drop()
+	defer pg.Drop()
 	the = &suite{bin: bin, dir: dir, pg: pg, results: &results{}}
 	code := m.Run()
 	the.results.print(os.Stdout)

@@ -6,10 +6,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -19,47 +15,21 @@ import (
 	"github.com/retentionkit/retention/actors"
 	"github.com/retentionkit/retention/core/pacing"
 	"github.com/retentionkit/retention/passes"
+	"github.com/retentionkit/retention/passes/dbtest/pgcluster"
 )
 
-// startReplica makes a streaming replica of c: a cluster of its own whose data directory
-// is replaced by pg_basebackup -R of c, run as the postgres user (the server refuses a
-// data directory root owns). It returns once c sees it streaming.
+// startReplica makes a streaming replica of c (pgcluster.CreateReplica) and returns once
+// c sees it streaming.
 func startReplica(t *testing.T, c *cluster) *cluster {
 	t.Helper()
-	port, err := freePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := &cluster{version: c.version, name: fmt.Sprintf("chaos_%d", port), port: port}
 	// A standby refuses to start with a lower max_connections (and the like) than its
 	// primary: it gets the suite's settings too.
-	args := []string{"--start-conf=manual", "-p", strconv.Itoa(port)}
-	for _, o := range serverSettings {
-		args = append(args, "-o", o)
-	}
-	args = append(args, r.version, r.name, "--", "--auth-host=trust", "--auth-local=trust")
-	if out, err := exec.Command("pg_createcluster", args...).CombinedOutput(); err != nil {
-		t.Fatalf("pg_createcluster %v: %v\n%s", args, err, out)
-	}
-	t.Cleanup(r.drop)
-	data := fmt.Sprintf("/var/lib/postgresql/%s/%s", r.version, r.name)
-	entries, err := os.ReadDir(data)
+	replica, err := pgcluster.CreateReplica(context.Background(), c.Cluster, clusterOptions)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, e := range entries {
-		if err := os.RemoveAll(filepath.Join(data, e.Name())); err != nil {
-			t.Fatal(err)
-		}
-	}
-	bb := exec.Command("runuser", "-u", "postgres", "--", "pg_basebackup", "-h", "127.0.0.1", "-p", strconv.Itoa(c.port),
-		"-U", "postgres", "-D", data, "-R", "-X", "stream", "-c", "fast")
-	if out, err := bb.CombinedOutput(); err != nil {
-		t.Fatalf("pg_basebackup: %v\n%s", err, out)
-	}
-	if err := r.ctl("start"); err != nil {
-		t.Fatal(err)
-	}
+	r := &cluster{replica}
+	t.Cleanup(r.Drop)
 	primary := open(t, c.testDSN("postgres"))
 	defer primary.Close()
 	waitUntilWithin(t, time.Minute, "the replica streaming", func() bool {

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/retentionkit/retention/passes"
+	"github.com/retentionkit/retention/passes/dbtest/pgcluster"
 )
 
 var interrupt = os.Interrupt
@@ -113,13 +114,13 @@ func run(ctx context.Context, c config, partial func(string)) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	dropStale("pacebench")
-	primary, err := createPrimary("pacebench")
+	pgcluster.DropAll(primaryOptions.Prefix) // what an interrupted run left, replicas too
+	primary, err := pgcluster.Create(primaryOptions)
 	if err != nil {
 		return "", err
 	}
-	defer primary.drop()
-	admin, err := passes.Open(ctx, passes.DriverPostgres, primary.dsn("postgres"))
+	defer primary.Drop()
+	admin, err := passes.Open(ctx, passes.DriverPostgres, primary.DSN("postgres"))
 	if err != nil {
 		return "", err
 	}
@@ -127,11 +128,11 @@ func run(ctx context.Context, c config, partial func(string)) (string, error) {
 		return "", err
 	}
 	admin.Close()
-	c.loadDSN = primary.dsn("pacing")
+	c.loadDSN = primary.DSN("pacing")
 	if out, err := execOut(ctx, "pgbench", "-i", "-q", "-s", fmt.Sprint(c.scale), c.loadDSN); err != nil {
 		return "", fmt.Errorf("pgbench -i: %w\n%s", err, out)
 	}
-	db, err := passes.Open(ctx, passes.DriverPostgres, primary.dsn("pacing")+setupTimeout)
+	db, err := passes.Open(ctx, passes.DriverPostgres, primary.DSN("pacing")+setupTimeout)
 	if err != nil {
 		return "", err
 	}
@@ -176,12 +177,12 @@ func run(ctx context.Context, c config, partial func(string)) (string, error) {
 	}
 	if len(replicas) > 0 {
 		fmt.Fprintln(os.Stderr, "pacing: creating the replica")
-		replica, err := createReplica(ctx, primary, "pacebench_replica")
+		replica, err := createReplica(ctx, primary)
 		if err != nil {
 			failed("the replica", err)
 			return report(), nil
 		}
-		defer replica.drop()
+		defer replica.Drop()
 		for _, v := range replicas {
 			fmt.Fprintf(os.Stderr, "pacing: replica %s\n", v.name)
 			if r, err := runReplica(ctx, c, db, v); err != nil {
