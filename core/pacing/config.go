@@ -35,8 +35,11 @@ const (
 	// DefaultSignalWindow is how far back the probe samples judged at an evaluation
 	// reach (never further back than the last cut, so one slow spell cuts once).
 	DefaultSignalWindow = 2 * time.Second
-	// DefaultBaselineEvery is how often the baseline is re-learned.
-	DefaultBaselineEvery = 10 * time.Second
+	// DefaultBaselineEvery is how often the baseline is re-learned by holding the
+	// sweep back. A sweep that stops deleting for a while by itself (waiting for a
+	// slot, paused) re-learns it then instead, for free; one that keeps backing off
+	// re-learns it early (RelearnAfterCuts).
+	DefaultBaselineEvery = 20 * time.Second
 	// DefaultBaselineHold is how long the sweep holds back while it re-learns.
 	DefaultBaselineHold = time.Second
 	// DefaultFirstBaselineHold is the first hold, longer so one noisy second cannot
@@ -44,6 +47,15 @@ const (
 	DefaultFirstBaselineHold = 2 * time.Second
 	// DefaultBaselineHolds is how many holds' probes the baseline pools.
 	DefaultBaselineHolds = 3
+	// DefaultIdleAfter is how long after a batch ended a probe counts as taken while
+	// the sweep is not deleting: long enough for the queries that waited behind the
+	// batch to have finished. A stretch of such probes at least BaselineHold long
+	// serves as a baseline hold the sweep did not have to make.
+	DefaultIdleAfter = 250 * time.Millisecond
+	// DefaultRelearnAfterCuts is how many back-offs in a row, with no healthy
+	// evaluation between them, make the controller re-learn its baseline at once: a
+	// load that got slower for good looks like harm until the baseline moves with it.
+	DefaultRelearnAfterCuts = 4
 	// DefaultBackoff is the factor a degraded signal multiplies the rate by.
 	DefaultBackoff = 0.7
 	// DefaultStartRate, DefaultMinRate and DefaultRateStep are in rows per second: the
@@ -75,6 +87,8 @@ type Config struct {
 	BaselineHold       time.Duration
 	FirstBaselineHold  time.Duration
 	BaselineHolds      int
+	IdleAfter          time.Duration
+	RelearnAfterCuts   int
 	Backoff            float64
 	StartRate, MinRate float64
 	RateStep           float64
@@ -116,6 +130,8 @@ func (c Config) withDefaults() Config {
 	setD(&c.BaselineHold, DefaultBaselineHold)
 	setD(&c.FirstBaselineHold, DefaultFirstBaselineHold)
 	setI(&c.BaselineHolds, DefaultBaselineHolds)
+	setD(&c.IdleAfter, DefaultIdleAfter)
+	setI(&c.RelearnAfterCuts, DefaultRelearnAfterCuts)
 	setF(&c.Backoff, DefaultBackoff)
 	c.Backoff = min(c.Backoff, 0.99)
 	setF(&c.StartRate, DefaultStartRate)

@@ -79,6 +79,9 @@ type batchSample struct {
 	took time.Duration
 }
 
+// maxIdleProbes bounds the probes kept from a wait between two batches.
+const maxIdleProbes = 100
+
 type sample struct {
 	at  time.Time
 	lat time.Duration
@@ -95,6 +98,7 @@ type Controller struct {
 	batch     int
 	delay     time.Duration
 	lastTook  time.Duration
+	idleFrom  time.Time     // IdleAfter past the last batch's end, or the last idle baseline
 	samples   []batchSample // the last batches' sizes and times
 	paused    time.Duration // the pause chosen before the next batch (0 after a hold)
 	// What the sweep delivered since the last evaluation: rows, and the time its batches
@@ -105,6 +109,7 @@ type Controller struct {
 	probes     []sample          // outside holds, newest last
 	holds      [][]time.Duration // the probes of the last BaselineHolds holds
 	cur        []time.Duration   // the probes of the hold in progress
+	idle       []sample          // probes taken since the last batch, once IdleAfter passed
 	holding    bool
 	holdEnd    time.Time
 	baseline   time.Duration
@@ -122,6 +127,7 @@ type Controller struct {
 	backingSince time.Time
 	backingTotal time.Duration
 	cuts         int
+	streak       int // back-offs since the last healthy evaluation
 	last         Reason
 	pending      *Change
 }
@@ -168,6 +174,13 @@ func (c *Controller) Probe(at time.Time, latency time.Duration) {
 		c.cur = append(c.cur, latency)
 		return
 	}
+	if !c.idleFrom.IsZero() && !at.Before(c.idleFrom) {
+		// A long wait (a paused pass) keeps its newest probes, enough for a baseline.
+		if len(c.idle) >= maxIdleProbes {
+			c.idle = slices.Delete(c.idle, 0, 1)
+		}
+		c.idle = append(c.idle, sample{at, latency})
+	}
 	c.probes = append(c.probes, sample{at, latency})
 	if keep := at.Add(-2 * c.cfg.SignalWindow); len(c.probes) > 0 && c.probes[0].at.Before(keep) {
 		i := slices.IndexFunc(c.probes, func(s sample) bool { return !s.at.Before(keep) })
@@ -182,10 +195,20 @@ func (c *Controller) Blocked(at time.Time, n int) { c.blocked, c.blockedAt = n, 
 func (c *Controller) ReplicaLag(at time.Time, lag time.Duration) { c.lag, c.lagAt = lag, at }
 
 // Batch records that a batch of rows rows took took, ending at at.
-func (c *Controller) Batch(_ time.Time, rows int, took time.Duration) {
+func (c *Controller) Batch(at time.Time, rows int, took time.Duration) {
 	if rows <= 0 || took <= 0 {
 		return
 	}
+	// The stretch before the batch, when nothing was deleted, is a baseline hold that
+	// happened by itself: a hold that ran long (the sweep waited for a slot after it),
+	// or a wait with no hold at all.
+	start := at.Add(-took)
+	if c.holding && !start.Before(c.holdEnd) {
+		c.finishHold(start)
+	} else if !c.holding {
+		c.learnIdle(start)
+	}
+	c.idle, c.idleFrom = nil, at.Add(c.cfg.IdleAfter)
 	c.lastTook = took
 	c.samples = append(c.samples, batchSample{rows, took})
 	if len(c.samples) > 20 {
@@ -201,10 +224,12 @@ func (c *Controller) Next(now time.Time) Decision {
 		c.finishHold(now)
 	}
 	if !c.holding {
+		c.learnIdle(now)
 		if now.Sub(c.lastEval) >= c.cfg.EvalEvery {
 			c.evaluate(now)
 		}
-		if c.sawProbe && now.Sub(c.baselineAt) >= c.cfg.BaselineEvery {
+		stale := c.sawProbe && now.Sub(c.baselineAt) >= c.cfg.BaselineEvery
+		if stale || c.streak >= c.cfg.RelearnAfterCuts {
 			c.startHold(now, c.cfg.BaselineHold)
 		}
 	}
@@ -244,12 +269,38 @@ func (c *Controller) startHold(now time.Time, d time.Duration) {
 // finishHold turns the hold's probes into the baseline, pooled with the last holds'.
 func (c *Controller) finishHold(now time.Time) {
 	c.holding = false
+	probes := c.cur
+	c.cur = nil
+	c.learn(now, probes)
+}
+
+// learnIdle takes the probes of the stretch that ends at end, when the sweep deleted
+// nothing, as a hold's, if the stretch was as long as a hold.
+func (c *Controller) learnIdle(end time.Time) {
+	if c.idleFrom.IsZero() || end.Sub(c.idleFrom) < c.cfg.BaselineHold {
+		return
+	}
+	var probes []time.Duration
+	for _, s := range c.idle {
+		if !s.at.After(end) {
+			probes = append(probes, s.lat)
+		}
+	}
+	if len(probes) >= 3 {
+		c.learn(end, probes)
+		c.idle, c.idleFrom = nil, end
+	}
+}
+
+// learn makes probes, taken while the sweep deleted nothing, the newest hold's; the
+// baseline is the p90 of the last holds' pooled. Evaluation starts afresh from now.
+func (c *Controller) learn(now time.Time, probes []time.Duration) {
 	first := c.baselineAt.IsZero()
-	c.baselineAt, c.lastEval, c.lastCut = now, now, now
-	if len(c.cur) < 3 {
+	c.baselineAt, c.lastEval, c.lastCut, c.streak = now, now, now, 0
+	if len(probes) < 3 {
 		return // too few probes to learn from: keep the baseline there is
 	}
-	c.holds = append(c.holds, c.cur)
+	c.holds = append(c.holds, probes)
 	if len(c.holds) > c.cfg.BaselineHolds {
 		c.holds = c.holds[1:]
 	}
@@ -257,7 +308,7 @@ func (c *Controller) finishHold(now time.Time) {
 	for _, h := range c.holds {
 		pooled = append(pooled, h...)
 	}
-	c.baseline, c.cur = p90(pooled), nil
+	c.baseline = p90(pooled)
 	if first {
 		c.change(ReasonBaseline, fmt.Sprintf("baseline probe p90 %v from %d probes", c.baseline, len(pooled)))
 	}
@@ -292,6 +343,7 @@ func (c *Controller) evaluate(now time.Time) {
 		c.rate = max(c.cfg.MinRate, base*c.cfg.Backoff)
 		c.slowStart, c.lastCut = false, now
 		c.cuts++
+		c.streak++
 		if c.mode != ModeBackingOff {
 			c.mode, c.backingSince = ModeBackingOff, now
 			c.change(reason, detail)
@@ -301,6 +353,7 @@ func (c *Controller) evaluate(now time.Time) {
 	if c.baseline > 0 && len(recent) < 3 {
 		return // no fresh evidence either way: hold the rate
 	}
+	c.streak = 0
 	if c.slowStart {
 		c.rate *= 2
 	} else {

@@ -160,7 +160,8 @@ func TestKeepsTheCPUShare(t *testing.T) {
 
 // fault runs a healthy sweep for 14s, a fault from 14s to 20s, and healthy again to
 // 40s; it returns the rate before, and the times to back off and to recover. The
-// baseline holds fall at 0-2s, 12-13s, 23-24s and 34-35s: "before" is 7-11.5s.
+// scheduled baseline holds fall at 0-2s and 22-23s ("before" is 7-11.5s), and a fault
+// that cuts four times in a row brings one forward.
 func fault(t *testing.T, w *world, want Reason) (before float64, backoff, recovery time.Duration) {
 	t.Helper()
 	w.run(40 * time.Second)
@@ -252,6 +253,66 @@ func TestAProbeSlowEvenWhileHeldBackMovesTheBaseline(t *testing.T) {
 	}
 	if r := w.rate(50*time.Second, 60*time.Second); r < 5*DefaultStartRate {
 		t.Errorf("rate %.0f rows/s long after the load changed, want it grown again", r)
+	}
+}
+
+func TestRelearnsTheBaselineSoonWhenTheLoadGetsSlowerForGood(t *testing.T) {
+	// From 6s on, the probe takes 4ms whether the sweep deletes or not. The controller
+	// cuts, cuts again, and after RelearnAfterCuts cuts in a row re-learns at once
+	// instead of waiting for the scheduled re-learning at 22s.
+	w := newWorld(t, Config{MaxBatch: 500})
+	w.probe = func(at time.Duration, _ bool) time.Duration {
+		if at >= 6*time.Second {
+			return 4 * time.Millisecond
+		}
+		return time.Millisecond
+	}
+	w.run(12 * time.Second)
+	st := w.c.State(w.clk.Now())
+	if st.Baseline != 4*time.Millisecond {
+		t.Errorf("baseline %v 6s after the load changed, want the new 4ms", st.Baseline)
+	}
+	if st.Cuts > DefaultRelearnAfterCuts+1 {
+		t.Errorf("%d cuts, want about %d before re-learning", st.Cuts, DefaultRelearnAfterCuts)
+	}
+	if r := w.rate(10*time.Second, 12*time.Second); r < 2*DefaultStartRate {
+		t.Errorf("rate %.0f rows/s after re-learning, want it growing again", r)
+	}
+}
+
+func TestLearnsTheBaselineWhileTheSweepWaits(t *testing.T) {
+	// A sweep that stops deleting for a while (it waits for a slot, or is paused) holds
+	// back by itself: the probes of the wait are the new baseline, with no cut for the
+	// load's new latency and no hold of its own when it goes on.
+	w := newWorld(t, Config{MaxBatch: 500})
+	slower := false
+	w.probe = func(time.Duration, bool) time.Duration {
+		if slower {
+			return 3 * time.Millisecond
+		}
+		return time.Millisecond
+	}
+	w.run(8 * time.Second)
+	slower = true
+	w.clk.Advance(3 * time.Second) // no batch: the sweep waits
+	resumed := w.elapsed()
+	w.run(19 * time.Second)
+	st := w.c.State(w.clk.Now())
+	if st.Baseline != 3*time.Millisecond {
+		t.Errorf("baseline %v after the wait, want the 3ms probed during it", st.Baseline)
+	}
+	if st.Cuts != 0 {
+		t.Errorf("%d cuts: the wait's latency was taken for harm", st.Cuts)
+	}
+	last := resumed
+	for _, r := range w.rows {
+		if r.at <= resumed {
+			continue
+		}
+		if gap := r.at - last; gap > DefaultBaselineHold/2 {
+			t.Fatalf("a %v gap between batches at %v: the sweep held back again after the wait", gap, r.at)
+		}
+		last = r.at
 	}
 }
 

@@ -8,9 +8,12 @@
 // latency of a cheap probe query against a baseline learned while the sweep holds back,
 // the sessions the sweep's backend blocks, and replica lag. A degraded signal cuts the
 // rate multiplicatively; healthy signals grow it again (doubling until the first cut,
-// then by a fixed step). The baseline is re-learned every BaselineEvery by holding the
-// sweep for BaselineHold, the way BBR and TCP Vegas re-probe their minimum round trip,
-// so a load that changes for good moves the baseline with it.
+// then by a fixed step). The baseline is re-learned the way BBR and TCP Vegas re-probe
+// their minimum round trip, so a load that changes for good moves the baseline with
+// it: from any stretch in which the sweep deleted nothing by itself (it waited for a
+// slot, it was paused), and otherwise by holding the sweep back for BaselineHold once
+// the baseline is BaselineEvery old, or at once after RelearnAfterCuts back-offs in a
+// row.
 //
 // The controller does no I/O and reads no clock: every sample and every decision
 // carries the time it is about, so it runs the same under a real clock, a manual one in
