@@ -45,7 +45,7 @@ func main() {
 	flag.IntVar(&c.rate, "rate", 300, "foreground load in transactions per second (pgbench -R)")
 	flag.IntVar(&c.scale, "scale", 5, "pgbench scale of the foreground's tables (100,000 accounts each)")
 	flag.IntVar(&c.pairs, "pairs", 10, "pairs of windows (not draining, draining) per variant")
-	flag.DurationVar(&c.window, "window", 5*time.Second, "length of one window")
+	flag.DurationVar(&c.window, "window", 10*time.Second, "length of one window")
 	flag.DurationVar(&c.gap, "gap", time.Second, "unmeasured gap after each window")
 	flag.StringVar(&c.variants, "variants", "fixed:500:0s,fixed:100:2ms,fixed:200:5ms,fixed:500:20ms,adaptive", "comma-separated: fixed:BATCH:PAUSE, adaptive[:MAXLAG]")
 	flag.StringVar(&c.stepVariants, "step", "none,adaptive", "step-test variants (none: the reference without draining); empty skips it")

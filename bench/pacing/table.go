@@ -43,12 +43,24 @@ func createTable(ctx context.Context, db *bun.DB, rows int) error {
 
 // refill adds n expired rows timed after every expired row already there (but still
 // before the cutoff), so they lie ahead of the sweep's keyset cursor: the sweep in
-// progress reaches them without starting over.
+// progress reaches them without starting over. Their keys are the newest, which a real
+// table's expired rows never are; so one live row follows them, as the application's
+// next insert would, and the default probe (a lookup of the newest key) reads a live
+// row rather than the dead index entries the sweep leaves behind. A checkpoint then
+// writes the load out, so its aftermath burdens the next window less.
 func refill(ctx context.Context, db *bun.DB, round, n int) error {
 	base := "now() - interval '31 days' + interval '" + strconv.Itoa(round) + " minutes'"
-	_, err := db.ExecContext(ctx, fmt.Sprintf(`INSERT INTO audit_log (occurred_at, state, payload)
-		SELECT %s + g * interval '1 microsecond', 'done', repeat('x', 200) FROM generate_series(1, %d) g`, base, n))
-	return err
+	for _, s := range []string{
+		fmt.Sprintf(`INSERT INTO audit_log (occurred_at, state, payload)
+		SELECT %s + g * interval '1 microsecond', 'done', repeat('x', 200) FROM generate_series(1, %d) g`, base, n),
+		`INSERT INTO audit_log (occurred_at, state, payload) VALUES (now(), 'new', repeat('x', 200))`,
+		"CHECKPOINT",
+	} {
+		if _, err := db.ExecContext(ctx, s); err != nil {
+			return fmt.Errorf("%.40s...: %w", s, err)
+		}
+	}
+	return nil
 }
 
 // settle gives the server a moment after a refill before the next window: the refill's

@@ -21,10 +21,11 @@ const (
 	// batches, whatever the rate: the sweep is one serial loop, so this bounds it to
 	// that share of one core of the database server.
 	DefaultCPUShare = 0.4
-	// DefaultMargin is how far above its baseline the probe's p90 may rise before the
-	// controller backs off: 0.25 is "the foreground p99 within 1.25x of idle".
+	// DefaultMargin is the share of the idle p99 that the sweep may add to the probe's
+	// typical latency before the controller backs off: 0.25 is "the foreground p99
+	// within 1.25x of idle".
 	DefaultMargin = 0.25
-	// DefaultSlack is an absolute allowance added to the margin, so a sub-millisecond
+	// DefaultSlack is the least latency the sweep may add, so a sub-millisecond
 	// baseline does not turn scheduler jitter into back-offs.
 	DefaultSlack = 250 * time.Microsecond
 	// DefaultMaxReplicaLag is the replica lag above which the controller backs off,

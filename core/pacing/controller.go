@@ -2,6 +2,7 @@ package pacing
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"time"
 )
@@ -13,7 +14,7 @@ type Reason string
 const (
 	// ReasonBaseline: the first baseline was learned; the sweep starts deleting.
 	ReasonBaseline Reason = "baseline"
-	// ReasonProbe: the probe's p90 rose over its threshold above the baseline.
+	// ReasonProbe: the probe's p75 rose over its threshold above the baseline.
 	ReasonProbe Reason = "probe"
 	// ReasonBlocking: the sweep's backend blocked other sessions.
 	ReasonBlocking Reason = "blocking"
@@ -61,7 +62,7 @@ type State struct {
 	Delay time.Duration
 	// Rate is the deletion rate the controller aims at, in rows per second.
 	Rate float64
-	// Baseline is the probe's p90 while the sweep held back; Probe its p90 at the last
+	// Baseline is the probe's p75 while the sweep held back; Probe its p75 at the last
 	// evaluation. Both are zero until measured.
 	Baseline, Probe time.Duration
 	ReplicaLag      time.Duration
@@ -112,7 +113,8 @@ type Controller struct {
 	idle       []sample          // probes taken since the last batch, once IdleAfter passed
 	holding    bool
 	holdEnd    time.Time
-	baseline   time.Duration
+	baseline   time.Duration // the probe's typical latency while not deleting
+	tail       time.Duration // and its p99: how far the foreground's own tail reaches
 	baselineAt time.Time
 	sawProbe   bool // a probe sample ever arrived: holds are worth their time
 
@@ -293,7 +295,8 @@ func (c *Controller) learnIdle(end time.Time) {
 }
 
 // learn makes probes, taken while the sweep deleted nothing, the newest hold's; the
-// baseline is the p90 of the last holds' pooled. Evaluation starts afresh from now.
+// baseline is the p75 of the last holds' pooled (and their p99 its tail). Evaluation
+// starts afresh from now.
 func (c *Controller) learn(now time.Time, probes []time.Duration) {
 	first := c.baselineAt.IsZero()
 	c.baselineAt, c.lastEval, c.lastCut, c.streak = now, now, now, 0
@@ -308,9 +311,9 @@ func (c *Controller) learn(now time.Time, probes []time.Duration) {
 	for _, h := range c.holds {
 		pooled = append(pooled, h...)
 	}
-	c.baseline = p90(pooled)
+	c.baseline, c.tail = quantile(pooled, probeQuantile), quantile(pooled, 0.99)
 	if first {
-		c.change(ReasonBaseline, fmt.Sprintf("baseline probe p90 %v from %d probes", c.baseline, len(pooled)))
+		c.change(ReasonBaseline, fmt.Sprintf("baseline probe p75 %v, p99 %v, from %d probes", c.baseline, c.tail, len(pooled)))
 	}
 }
 
@@ -384,14 +387,29 @@ func (c *Controller) degraded(now, since time.Time, recent []time.Duration) (Rea
 		return ReasonReplicaLag, fmt.Sprintf("replica lag %v over %v", c.lag, c.cfg.MaxReplicaLag)
 	}
 	if c.baseline > 0 && len(recent) >= 3 {
-		c.probe = p90(recent)
-		limit := max(time.Duration(float64(c.baseline)*(1+c.cfg.Margin)), c.baseline+c.cfg.Slack)
-		if c.probe > limit {
-			return ReasonProbe, fmt.Sprintf("probe p90 %v over %v (baseline %v)", c.probe, limit, c.baseline)
+		c.probe = quantile(recent, probeQuantile)
+		if limit := c.probeLimit(); c.probe > limit {
+			return ReasonProbe, fmt.Sprintf("probe p75 %v over %v (baseline p75 %v, p99 %v)", c.probe, limit, c.baseline, c.tail)
 		}
 	}
 	return "", ""
 }
+
+// probeLimit is the probe's p75 above which the sweep is taken to hurt. A foreground
+// p99 within 1 + Margin of idle tolerates Margin x that p99 of added latency, so the
+// typical probe may rise by Margin x the baseline's p99 (at least Slack). Where the
+// idle tail is tight this is about Margin above the baseline; on a server whose tail
+// is long by itself (a shared machine, a slow disk), it lets the sweep add what the
+// foreground's p99 cannot tell from its own noise.
+func (c *Controller) probeLimit() time.Duration {
+	tail := min(c.tail, maxTailOverBaseline*c.baseline)
+	return c.baseline + max(time.Duration(c.cfg.Margin*float64(tail)), c.cfg.Slack)
+}
+
+// maxTailOverBaseline bounds the idle tail the limit is scaled by, so one stalled probe
+// in a short hold (where the p99 is the slowest probe) cannot switch the probe signal
+// off until the next re-learning.
+const maxTailOverBaseline = 10
 
 func (c *Controller) change(r Reason, detail string) {
 	c.last = r
@@ -457,11 +475,17 @@ func clamp(v, lo, hi int) int { return max(lo, min(v, hi)) }
 
 func clampD(v, lo, hi time.Duration) time.Duration { return max(lo, min(v, hi)) }
 
-// p90 is the 90th percentile (nearest rank) of xs, which it does not modify.
-func p90(xs []time.Duration) time.Duration {
+// probeQuantile is the quantile of the probe's samples that is judged, and learned as
+// the baseline. Not the p90: on a shared machine one burst of a few hundred
+// milliseconds elsewhere lifts the p90 of two seconds of probes, and the sweep would
+// back off for it; harm the sweep causes slows a quarter of the probes or more.
+const probeQuantile = 0.75
+
+// quantile is the q quantile (nearest rank) of xs, which it does not modify.
+func quantile(xs []time.Duration, q float64) time.Duration {
 	s := slices.Clone(xs)
 	slices.Sort(s)
-	i := (len(s)*9+9)/10 - 1
+	i := int(math.Ceil(q*float64(len(s)))) - 1
 	return s[clamp(i, 0, len(s)-1)]
 }
 

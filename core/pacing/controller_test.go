@@ -132,9 +132,9 @@ func TestLearnsABaselineFirstThenGrowsWhenHealthy(t *testing.T) {
 	if st.Baseline != time.Millisecond {
 		t.Errorf("baseline %v, want the probe's 1ms", st.Baseline)
 	}
-	// 400µs + 10µs/row takes 2ms at 160 rows.
+	// 400µs + 10µs/row takes the 2ms target at 160 rows.
 	if st.Batch < 120 || st.Batch > 200 {
-		t.Errorf("batch %d, want about the 160 rows that take the 2ms target", st.Batch)
+		t.Errorf("batch %d, want about the 110 rows that take the %v target", st.Batch, DefaultTargetBatchTime)
 	}
 	if r := w.rate(15*time.Second, 20*time.Second); r < 10*DefaultStartRate {
 		t.Errorf("rate %.0f rows/s after 15s healthy, want it grown past %d", r, 10*DefaultStartRate)
@@ -313,6 +313,43 @@ func TestLearnsTheBaselineWhileTheSweepWaits(t *testing.T) {
 			t.Fatalf("a %v gap between batches at %v: the sweep held back again after the wait", gap, r.at)
 		}
 		last = r.at
+	}
+}
+
+func TestTheToleranceScalesWithTheIdleTail(t *testing.T) {
+	// From 5s on the sweep adds 1ms to every probe. Where the idle latency has no tail
+	// (1ms always) that is harm: the p99 would double. Where one probe in twenty takes
+	// 8ms even with no sweep, the foreground's p99 is 8ms by itself and tolerates
+	// 0.25 x 8ms = 2ms of added latency: no back-off.
+	// A stall while learning (one probe in twenty taking 10s) counts as a tail of at
+	// most ten times the baseline: 5ms more on every probe is still harm.
+	for _, tc := range []struct {
+		name     string
+		tail     time.Duration
+		added    time.Duration
+		wantCuts bool
+	}{
+		{"tight tail", time.Millisecond, time.Millisecond, true},
+		{"long tail", 8 * time.Millisecond, time.Millisecond, false},
+		{"a stall", 10 * time.Second, 5 * time.Millisecond, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t, Config{MaxBatch: 500})
+			w.probe = func(at time.Duration, learning bool) time.Duration {
+				lat := time.Millisecond
+				if (at/(100*time.Millisecond))%20 == 7 {
+					lat = tc.tail
+				}
+				if at >= 5*time.Second && !learning {
+					lat += tc.added
+				}
+				return lat
+			}
+			w.run(15 * time.Second)
+			if st := w.c.State(w.clk.Now()); (st.Cuts > 0) != tc.wantCuts {
+				t.Errorf("%d cuts (changes %v), want cuts: %v", st.Cuts, w.changes, tc.wantCuts)
+			}
+		})
 	}
 }
 
