@@ -15,6 +15,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/retentionkit/retention/passes/dbtest/pgcluster"
 )
 
 // DefaultEtcdBin is where Debian's etcd-server package puts the server.
@@ -58,10 +60,10 @@ func StartEtcd(ctx context.Context, bin, dir, logPath string) (*Etcd, error) {
 	}
 	e := &Etcd{bin: bin, dataDir: filepath.Join(dir, "etcd-data"), logPath: logPath}
 	var err error
-	if e.clientPort, err = FreePort(); err != nil {
+	if e.clientPort, err = pgcluster.FreePort(); err != nil {
 		return nil, err
 	}
-	if e.peerPort, err = FreePort(); err != nil {
+	if e.peerPort, err = pgcluster.FreePort(); err != nil {
 		return nil, err
 	}
 	return e, e.Start(ctx)

@@ -3,7 +3,6 @@ package harness
 import (
 	"context"
 	"fmt"
-	"net"
 	"time"
 )
 
@@ -64,14 +63,4 @@ func Steady(d time.Duration, cond func() (bool, error)) func() (bool, error) {
 		}
 		return time.Since(since) >= d, nil
 	}
-}
-
-// FreePort returns a TCP port on 127.0.0.1 that nothing listens on right now.
-func FreePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
