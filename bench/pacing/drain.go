@@ -62,6 +62,7 @@ func parseVariant(s string) (variant, error) {
 type batchAt struct {
 	at   time.Time
 	rows int
+	took time.Duration
 }
 
 // drainer is the project's table pass on its runtime, behind a gatePool the benchmark
@@ -82,7 +83,7 @@ func (d *drainer) Observe(e actors.Event) error {
 	defer d.mu.Unlock()
 	switch e := e.(type) {
 	case actors.BatchDone:
-		d.batches = append(d.batches, batchAt{time.Now(), e.Rows})
+		d.batches = append(d.batches, batchAt{time.Now(), e.Rows, e.Duration})
 	case actors.PaceChanged:
 		d.changes = append(d.changes, e)
 	case actors.SweepDone:
@@ -124,15 +125,22 @@ func startDrain(ctx context.Context, db *bun.DB, v variant) (*drainer, error) {
 
 // rowsIn counts the rows of the batches reported within [from, to].
 func (d *drainer) rowsIn(from, to time.Time) int {
+	n, _ := d.batchesIn(from, to)
+	return n
+}
+
+// batchesIn sums the rows and the time spent inside the batches reported within
+// [from, to].
+func (d *drainer) batchesIn(from, to time.Time) (rows int, busy time.Duration) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	n := 0
 	for _, b := range d.batches {
 		if !b.at.Before(from) && !b.at.After(to) {
-			n += b.rows
+			rows += b.rows
+			busy += b.took
 		}
 	}
-	return n
+	return rows, busy
 }
 
 func (d *drainer) drainedSweeps() int {

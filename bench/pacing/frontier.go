@@ -24,19 +24,22 @@ type frontierResult struct {
 	drainP99   []float64
 	rows       int
 	drainTime  time.Duration
+	busy       time.Duration // inside batches, in the draining windows
 	txns       int
 	refills    int
 	reasons    map[pacing.Reason]int
 	lastBatch  int
 	lastDelay  time.Duration
 	baselineMs float64
+	aftermath  []float64 // s, clearAftermath after each draining window
 }
 
 func (r frontierResult) rate() float64 { return float64(r.rows) / r.drainTime.Seconds() }
 
 // runFrontier measures one variant: a warm-up drain window (unmeasured), then pairs of
-// an idle window and a draining window, each followed by a gap; the pass's table is
-// topped up before a draining window that could run out.
+// an idle window and a draining window, each followed by a gap (after a draining window,
+// by clearAftermath and then the gap); the pass's table is topped up before a draining
+// window that could run out.
 func runFrontier(ctx context.Context, c config, db *bun.DB, v variant) (frontierResult, error) {
 	res := frontierResult{v: v}
 	if err := createTable(ctx, db, c.rows); err != nil {
@@ -54,18 +57,53 @@ func runFrontier(ctx context.Context, c config, db *bun.DB, v variant) (frontier
 	defer ld.cmd.Process.Kill()
 	time.Sleep(c.gap)
 	backlog := c.rows * 9 / 10
-	drainFor := func(w time.Duration) window {
+	// drainFor opens a draining window, then closes it and, unless -aftermath=false,
+	// clears its aftermath before the gap that precedes the next window.
+	drainFor := func(w time.Duration) (window, error) {
 		d.pool.set(true)
 		from := time.Now()
 		time.Sleep(w)
 		d.pool.set(false)
-		return window{from: from, to: time.Now(), drain: true}
+		win := window{from: from, to: time.Now(), drain: true}
+		if c.aftermath {
+			time.Sleep(200 * time.Millisecond) // the batch in flight ends
+			took, err := clearAftermath(ctx, db)
+			if err != nil {
+				return win, err
+			}
+			res.aftermath = append(res.aftermath, took.Seconds())
+		}
+		time.Sleep(c.gap)
+		return win, nil
 	}
 	var windows []window
-	warm := drainFor(c.window)
+	warm, err := drainFor(c.window)
+	if err != nil {
+		return res, err
+	}
 	perWindow := d.rowsIn(warm.from, warm.to.Add(time.Second))
-	time.Sleep(c.gap)
+	// topUp refills the table when what is left might not last the next draining window.
+	// It runs right after a draining window's aftermath, so its own aftermath (and the
+	// probes of an adaptive sweep waiting through it) falls before the not-draining
+	// window, which the sweep's baseline and the ratio's denominator are taken from.
 	round, swept := 0, 0
+	topUp := func() error {
+		if left := backlog - d.total(); left >= perWindow*3/2+1000 {
+			return nil
+		}
+		round++
+		n := c.rows * 9 / 10
+		if err := refill(ctx, db, round, n); err != nil {
+			return err
+		}
+		backlog += n
+		res.refills++
+		settle(2 * time.Second)
+		return nil
+	}
+	if err := topUp(); err != nil {
+		return res, err
+	}
 	for range c.pairs {
 		if err := d.err(); err != nil {
 			return res, err
@@ -74,16 +112,6 @@ func runFrontier(ctx context.Context, c config, db *bun.DB, v variant) (frontier
 		time.Sleep(c.window)
 		windows = append(windows, window{from: from, to: time.Now()})
 		time.Sleep(c.gap)
-		if left := backlog - d.total(); left < perWindow*3/2+1000 {
-			round++
-			n := c.rows * 9 / 10
-			if err := refill(ctx, db, round, n); err != nil {
-				return res, err
-			}
-			backlog += n
-			res.refills++
-			settle(2 * time.Second)
-		}
 		if n := d.drainedSweeps(); n > swept {
 			// The sweep ran out of rows before the refill and ended: start the next.
 			swept = n
@@ -91,10 +119,15 @@ func runFrontier(ctx context.Context, c config, db *bun.DB, v variant) (frontier
 				return res, err
 			}
 		}
-		w := drainFor(c.window)
+		w, err := drainFor(c.window)
+		if err != nil {
+			return res, err
+		}
 		windows = append(windows, w)
 		perWindow = max(perWindow, d.rowsIn(w.from, w.to.Add(time.Second)))
-		time.Sleep(c.gap)
+		if err := topUp(); err != nil {
+			return res, err
+		}
 	}
 	time.Sleep(2 * time.Second) // pgbench writes its log in blocks: let the last window's reach the disk
 	_ = ld.cmd.Process.Signal(interrupt)
@@ -113,7 +146,9 @@ func runFrontier(ctx context.Context, c config, db *bun.DB, v variant) (frontier
 			res.drainP99 = append(res.drainP99, ms(pd))
 		}
 		// A batch in flight when the window closes ends within the next moment: count it.
-		res.rows += d.rowsIn(drain.from, drain.to.Add(200*time.Millisecond))
+		rows, busy := d.batchesIn(drain.from, drain.to.Add(200*time.Millisecond))
+		res.rows += rows
+		res.busy += busy
 		res.drainTime += drain.to.Sub(drain.from)
 	}
 	res.reasons = d.reasons()

@@ -31,14 +31,19 @@ const goal = 1.25
 
 func writeReport(w *strings.Builder, c config, rs []frontierResult, steps []stepResult, reps []replicaResult, started time.Time, load0, load1 string) {
 	fmt.Fprintf(w, "## Pacing (`bench/pacing`)\n\n")
-	fmt.Fprintf(w, "Produced by `go run ./bench/pacing -rows %d -rate %d -pairs %d -window %v -gap %v -variants %s -step %q -replica %q` on a cluster of its own "+
+	fmt.Fprintf(w, "Produced by `go run ./bench/pacing -rows %d -rate %d -pairs %d -window %v -gap %v -aftermath=%v -variants %s -step %q -replica %q` on a cluster of its own "+
 		"(PostgreSQL, Debian's default configuration), %s, in %v. Load average at the start %s, at the end %s.\n\n",
-		c.rows, c.rate, c.pairs, c.window, c.gap, c.variants, c.stepVariants, c.replicas, started.UTC().Format("2006-01-02 15:04 UTC"), time.Since(started).Round(time.Second), load0, load1)
+		c.rows, c.rate, c.pairs, c.window, c.gap, c.aftermath, c.variants, c.stepVariants, c.replicas, started.UTC().Format("2006-01-02 15:04 UTC"), time.Since(started).Round(time.Second), load0, load1)
 	fmt.Fprintf(w, "Foreground: pgbench, 4 clients, `-R %d`, each transaction reads, updates and inserts one row of pgbench's own tables "+
 		"(scale %d); latency from the scheduled start. Ratio = p99 of the transactions that ended in a draining window ÷ p99 of those in the "+
-		"not-draining window just before it; the median and spread are over the pairs.\n\n", c.rate, c.scale)
-	fmt.Fprintln(w, "| pace | pairs | rows/s (draining windows) | p99 ratio, median | p25-p75 | min-max | p99 ms not draining / draining (medians) | table top-ups | pace changes | adaptive's last batch / pause / baseline |")
-	fmt.Fprintln(w, "|---|---:|---:|---:|---|---|---|---:|---|---|")
+		"not-draining window just before it; the median and spread are over the pairs. Duty = the share of the draining windows spent inside a batch.", c.rate, c.scale)
+	if c.aftermath {
+		fmt.Fprint(w, " After each draining window, unmeasured, the table is vacuumed and the cluster checkpointed, so what the window left behind "+
+			"is not in the next pair's not-draining window; the aftermath column is how long that took.")
+	}
+	fmt.Fprint(w, "\n\n")
+	fmt.Fprintln(w, "| pace | pairs | rows/s (draining windows) | duty | p99 ratio, median | p25-p75 | min-max | p99 ms not draining / draining (medians) | aftermath s, median | table top-ups | pace changes | adaptive's last batch / pause / baseline |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---|---|---|---:|---:|---|---|")
 	bestFixed, bestName := 0.0, ""
 	var adaptive *frontierResult
 	for i, r := range rs {
@@ -52,9 +57,13 @@ func writeReport(w *strings.Builder, c config, rs []frontierResult, steps []step
 		} else if m <= goal && r.rate() > bestFixed {
 			bestFixed, bestName = r.rate(), r.v.name
 		}
-		fmt.Fprintf(w, "| %s | %d | %.0f | %.2f | %.2f-%.2f | %.2f-%.2f | %.2f / %.2f | %d | %s | %s |\n", r.v.name, len(r.ratios), r.rate(), m,
+		after := "-"
+		if len(r.aftermath) > 0 {
+			after = fmt.Sprintf("%.1f", median(r.aftermath))
+		}
+		fmt.Fprintf(w, "| %s | %d | %.0f | %.2f | %.2f | %.2f-%.2f | %.2f-%.2f | %.2f / %.2f | %s | %d | %s | %s |\n", r.v.name, len(r.ratios), r.rate(), r.busy.Seconds()/r.drainTime.Seconds(), m,
 			quantile(r.ratios, 0.25), quantile(r.ratios, 0.75), quantile(r.ratios, 0), quantile(r.ratios, 1),
-			median(r.idleP99), median(r.drainP99), r.refills, reasonList(r.reasons), last)
+			median(r.idleP99), median(r.drainP99), after, r.refills, reasonList(r.reasons), last)
 	}
 	fmt.Fprintln(w)
 	if adaptive != nil {

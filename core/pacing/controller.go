@@ -102,6 +102,11 @@ type Controller struct {
 	idleFrom  time.Time     // IdleAfter past the last batch's end, or the last idle baseline
 	samples   []batchSample // the last batches' sizes and times
 	paused    time.Duration // the pause chosen before the next batch (0 after a hold)
+	// When the next batch was due (the last decision plus its pause), and how much later
+	// than that batches start on average: the round trips between one batch's end and the
+	// next one's start, which are part of the pause as far as the server is concerned.
+	dueAt    time.Time
+	overhead time.Duration
 	// What the sweep delivered since the last evaluation: rows, and the time its batches
 	// and their pauses took (holds left out).
 	winRows int
@@ -205,6 +210,7 @@ func (c *Controller) Batch(at time.Time, rows int, took time.Duration) {
 	// happened by itself: a hold that ran long (the sweep waited for a slot after it),
 	// or a wait with no hold at all.
 	start := at.Add(-took)
+	c.learnOverhead(start)
 	if c.holding && !start.Before(c.holdEnd) {
 		c.finishHold(start)
 	} else if !c.holding {
@@ -242,6 +248,7 @@ func (c *Controller) Next(now time.Time) Decision {
 		c.batch = c.nextBatch()
 		c.delay = c.nextDelay()
 		c.paused = c.delay
+		c.dueAt = now.Add(c.delay)
 	}
 	d := Decision{Batch: c.batch, Delay: c.delay, Change: c.pending}
 	c.pending = nil
@@ -461,6 +468,8 @@ func (c *Controller) sizeForTarget() int {
 }
 
 // nextDelay spaces batches to the rate, and never closer than the CPU share allows.
+// Both are spacings of batch starts; the pause is what is left of the spacing once the
+// batch and the usual overhead between two batches are taken out.
 func (c *Controller) nextDelay() time.Duration {
 	took := c.lastTook
 	if took == 0 {
@@ -468,8 +477,28 @@ func (c *Controller) nextDelay() time.Duration {
 	}
 	byRate := time.Duration(float64(c.batch)/c.rate*float64(time.Second)) - took
 	byShare := time.Duration(float64(took) * (1 - c.cfg.CPUShare) / c.cfg.CPUShare)
-	return clampD(max(byRate, byShare), c.cfg.MinDelay, c.cfg.MaxDelay)
+	return clampD(max(byRate, byShare)-c.overhead, c.cfg.MinDelay, c.cfg.MaxDelay)
 }
+
+// learnOverhead folds how late the batch that started at start was, against when the
+// last decision made it due, into the running overhead. A lateness longer than a
+// batch's target time is a wait (for a slot, for a gate), not overhead, and is left out.
+func (c *Controller) learnOverhead(start time.Time) {
+	if c.dueAt.IsZero() {
+		return
+	}
+	late := start.Sub(c.dueAt)
+	c.dueAt = time.Time{}
+	if late < 0 || late > c.cfg.TargetBatchTime {
+		return
+	}
+	c.overhead += (late - c.overhead) / overheadSmoothing
+}
+
+// overheadSmoothing is how many batches the overhead's running average reaches back,
+// roughly: enough that one slow hop does not move the pause, few enough that it follows
+// a machine that got busier within a second.
+const overheadSmoothing = 8
 
 func clamp(v, lo, hi int) int { return max(lo, min(v, hi)) }
 
