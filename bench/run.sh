@@ -27,7 +27,7 @@ else
 fi
 # The pacing benchmark (bench/pacing) makes clusters of its own: it needs root,
 # PostgreSQL's server packages and pgbench; BENCH_PACING_ARGS are its flags (its run time
-# is about 27 minutes at the defaults; -pairs and -window shorten it).
+# is about 32 minutes at the defaults; -pairs and -window shorten it).
 if [ -n "${BENCH_PACING_REPORT:-}" ]; then
   cp "$BENCH_PACING_REPORT" "$pacing" # a report bench/pacing wrote earlier
 elif [ "$(id -u)" = 0 ] && command -v pg_createcluster >/dev/null && command -v pgbench >/dev/null; then

@@ -25,17 +25,26 @@ type variant struct {
 	batch    int
 	delay    time.Duration
 	maxLag   time.Duration // adaptive: max_replica_lag; 0 is the default
+	probe    string        // adaptive: probe_query; empty is the default
 	none     bool          // no drain at all: the reference runs
 }
 
-// parseVariant reads "fixed:BATCH:DELAY", "adaptive", "adaptive:LAG" or "none".
+// commitProbe is a probe_query that commits a WAL record and waits for its flush, as
+// the foreground's own commits do: a read probe does not wait behind the sweep's WAL.
+const commitProbe = "SELECT pg_logical_emit_message(true, 'retention-probe', '')"
+
+// parseVariant reads "fixed:BATCH:DELAY", "adaptive", "adaptive:LAG" or "none";
+// "adaptive-commit" is adaptive with commitProbe for its probe.
 func parseVariant(s string) (variant, error) {
 	f := strings.Split(s, ":")
 	switch {
 	case s == "none":
 		return variant{name: s, none: true}, nil
-	case f[0] == "adaptive" && len(f) <= 2:
+	case (f[0] == "adaptive" || f[0] == "adaptive-commit") && len(f) <= 2:
 		v := variant{name: s, adaptive: true, batch: passes.DefaultBatchSize}
+		if f[0] == "adaptive-commit" {
+			v.probe = commitProbe
+		}
 		if len(f) == 2 {
 			d, err := time.ParseDuration(f[1])
 			if err != nil {
@@ -55,7 +64,7 @@ func parseVariant(s string) (variant, error) {
 		}
 		return variant{name: s, batch: n, delay: d}, nil
 	}
-	return variant{}, fmt.Errorf("variant %q: want fixed:BATCH:DELAY, adaptive[:MAXLAG] or none", s)
+	return variant{}, fmt.Errorf("variant %q: want fixed:BATCH:DELAY, adaptive[:MAXLAG], adaptive-commit[:MAXLAG] or none", s)
 }
 
 // batchAt is one batch as the runtime reported it, stamped when the event arrived.
@@ -97,7 +106,7 @@ func (d *drainer) Observe(e actors.Event) error {
 }
 
 func startDrain(ctx context.Context, db *bun.DB, v variant) (*drainer, error) {
-	tbl, err := passes.NewTable(db, "audit-log", passes.TableSpec{Table: "audit_log", Key: "id", Timestamp: "occurred_at"})
+	tbl, err := passes.NewTable(db, "audit-log", passes.TableSpec{Table: "audit_log", Key: "id", Timestamp: "occurred_at", ProbeQuery: v.probe})
 	if err != nil {
 		return nil, err
 	}
