@@ -38,8 +38,8 @@ func (r frontierResult) rate() float64 { return float64(r.rows) / r.drainTime.Se
 
 // runFrontier measures one variant: a warm-up drain window (unmeasured), then pairs of
 // an idle window and a draining window, each followed by a gap (after a draining window,
-// by clearAftermath and then the gap); the pass's table is topped up before a draining
-// window that could run out.
+// by clearAftermath and then the gap); the pass's table is topped up after a draining
+// window when the next one could run out.
 func runFrontier(ctx context.Context, c config, db *bun.DB, v variant) (frontierResult, error) {
 	res := frontierResult{v: v}
 	if err := createTable(ctx, db, c.rows); err != nil {

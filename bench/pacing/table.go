@@ -63,9 +63,12 @@ func refill(ctx context.Context, db *bun.DB, round, n int) error {
 	return nil
 }
 
-// settle gives the server a moment after a refill before the next window: the refill's
-// aftermath (dirty pages, autovacuum) falls into the draining window that follows, which
-// can only make the drain look worse, never better.
+// settle gives the server a moment after a refill. The refill comes right after a
+// draining window's aftermath, so what is left of its own (dirty pages, autovacuum)
+// falls into the gap and the not-draining window that follows. That lifts the
+// reference a little, and more often for the heavier paces, which top up more often;
+// the checkpoint in refill and this pause keep it small, and the report counts the
+// top-ups of every pace.
 func settle(pause time.Duration) { time.Sleep(pause) }
 
 // clearAftermath vacuums the drained table and checkpoints, so what a draining window
