@@ -107,8 +107,8 @@ type Controller struct {
 	// next one's start, which are part of the pause as far as the server is concerned.
 	dueAt    time.Time
 	overhead time.Duration
-	// What the sweep delivered since the last evaluation: rows, and the time its batches
-	// and their pauses took (holds left out).
+	// What the sweep delivered since the last evaluation: rows, and the time its batches,
+	// their pauses and the overhead between them took (holds and waits left out).
 	winRows int
 	winTime time.Duration
 
@@ -210,7 +210,7 @@ func (c *Controller) Batch(at time.Time, rows int, took time.Duration) {
 	// happened by itself: a hold that ran long (the sweep waited for a slot after it),
 	// or a wait with no hold at all.
 	start := at.Add(-took)
-	c.learnOverhead(start)
+	late := c.learnOverhead(start)
 	if c.holding && !start.Before(c.holdEnd) {
 		c.finishHold(start)
 	} else if !c.holding {
@@ -223,7 +223,7 @@ func (c *Controller) Batch(at time.Time, rows int, took time.Duration) {
 		c.samples = c.samples[1:]
 	}
 	c.winRows += rows
-	c.winTime += took + c.paused
+	c.winTime += took + c.paused + late
 }
 
 // Next returns the pace of the next batch at now.
@@ -481,18 +481,21 @@ func (c *Controller) nextDelay() time.Duration {
 }
 
 // learnOverhead folds how late the batch that started at start was, against when the
-// last decision made it due, into the running overhead. A lateness longer than a
-// batch's target time is a wait (for a slot, for a gate), not overhead, and is left out.
-func (c *Controller) learnOverhead(start time.Time) {
+// last decision made it due, into the running overhead, and returns that lateness: it is
+// part of the time the sweep took to deliver the batch. A lateness longer than a batch's
+// target time is a wait (for a slot, for a gate), not overhead: it is left out of both,
+// as holds are, and 0 is returned.
+func (c *Controller) learnOverhead(start time.Time) time.Duration {
 	if c.dueAt.IsZero() {
-		return
+		return 0
 	}
 	late := start.Sub(c.dueAt)
 	c.dueAt = time.Time{}
 	if late < 0 || late > c.cfg.TargetBatchTime {
-		return
+		return 0
 	}
 	c.overhead += (late - c.overhead) / overheadSmoothing
+	return late
 }
 
 // overheadSmoothing is how many batches the overhead's running average reaches back,
