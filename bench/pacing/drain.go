@@ -27,6 +27,7 @@ type variant struct {
 	maxLag   time.Duration // adaptive: max_replica_lag; 0 is the default
 	probe    string        // adaptive: probe_query; empty is the default
 	none     bool          // no drain at all: the reference runs
+	durable  bool          // the sweep commits with synchronous_commit on, not the pass's default off
 }
 
 // commitProbe is a probe_query that commits a WAL record and waits for its flush, as
@@ -34,8 +35,22 @@ type variant struct {
 const commitProbe = "SELECT pg_logical_emit_message(true, 'retention-probe', '')"
 
 // parseVariant reads "fixed:BATCH:DELAY", "adaptive", "adaptive:LAG" or "none";
-// "adaptive-commit" is adaptive with commitProbe for its probe.
+// "adaptive-commit" is adaptive with commitProbe for its probe. A "+durable" suffix on a
+// drain has its sweep commit with synchronous_commit on: whether the application's
+// commits suffer less behind many small flushes than behind the WAL writer's larger ones.
 func parseVariant(s string) (variant, error) {
+	v, err := parsePace(strings.TrimSuffix(s, "+durable"))
+	v.name = s
+	if strings.HasSuffix(s, "+durable") {
+		if v.none {
+			return variant{}, fmt.Errorf("variant %q: +durable needs a drain", s)
+		}
+		v.durable = true
+	}
+	return v, err
+}
+
+func parsePace(s string) (variant, error) {
 	f := strings.Split(s, ":")
 	switch {
 	case s == "none":
@@ -65,6 +80,14 @@ func parseVariant(s string) (variant, error) {
 		return variant{name: s, batch: n, delay: d}, nil
 	}
 	return variant{}, fmt.Errorf("variant %q: want fixed:BATCH:DELAY, adaptive[:MAXLAG], adaptive-commit[:MAXLAG] or none", s)
+}
+
+// synchronousCommit is the TableSpec's SynchronousCommit: empty for the pass's default.
+func (v variant) synchronousCommit() string {
+	if v.durable {
+		return "on"
+	}
+	return ""
 }
 
 // batchAt is one batch as the runtime reported it, stamped when the event arrived.
@@ -106,7 +129,7 @@ func (d *drainer) Observe(e actors.Event) error {
 }
 
 func startDrain(ctx context.Context, db *bun.DB, v variant) (*drainer, error) {
-	tbl, err := passes.NewTable(db, "audit-log", passes.TableSpec{Table: "audit_log", Key: "id", Timestamp: "occurred_at", ProbeQuery: v.probe})
+	tbl, err := passes.NewTable(db, "audit-log", passes.TableSpec{Table: "audit_log", Key: "id", Timestamp: "occurred_at", ProbeQuery: v.probe, SynchronousCommit: v.synchronousCommit()})
 	if err != nil {
 		return nil, err
 	}
