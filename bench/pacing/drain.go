@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -37,9 +38,12 @@ const commitProbe = "SELECT pg_logical_emit_message(true, 'retention-probe', '')
 // parseVariant reads "fixed:BATCH:DELAY", "adaptive", "adaptive:LAG" or "none";
 // "adaptive-commit" is adaptive with commitProbe for its probe. A "+durable" suffix on a
 // drain has its sweep commit with synchronous_commit on: whether the application's
-// commits suffer less behind many small flushes than behind the WAL writer's larger ones.
+// commits wait less when the sweep has flushed its own WAL.
 func parseVariant(s string) (variant, error) {
 	v, err := parsePace(strings.TrimSuffix(s, "+durable"))
+	if err != nil {
+		return variant{}, fmt.Errorf("variant %q: %w", s, err)
+	}
 	v.name = s
 	if strings.HasSuffix(s, "+durable") {
 		if v.none {
@@ -47,9 +51,10 @@ func parseVariant(s string) (variant, error) {
 		}
 		v.durable = true
 	}
-	return v, err
+	return v, nil
 }
 
+// parsePace reads a variant without its +durable suffix.
 func parsePace(s string) (variant, error) {
 	f := strings.Split(s, ":")
 	switch {
@@ -63,7 +68,7 @@ func parsePace(s string) (variant, error) {
 		if len(f) == 2 {
 			d, err := time.ParseDuration(f[1])
 			if err != nil {
-				return v, fmt.Errorf("variant %q: %w", s, err)
+				return v, err
 			}
 			v.maxLag = d
 		}
@@ -71,15 +76,15 @@ func parsePace(s string) (variant, error) {
 	case f[0] == "fixed" && len(f) == 3:
 		n, err := strconv.Atoi(f[1])
 		if err != nil {
-			return variant{}, fmt.Errorf("variant %q: %w", s, err)
+			return variant{}, err
 		}
 		d, err := time.ParseDuration(f[2])
 		if err != nil {
-			return variant{}, fmt.Errorf("variant %q: %w", s, err)
+			return variant{}, err
 		}
 		return variant{name: s, batch: n, delay: d}, nil
 	}
-	return variant{}, fmt.Errorf("variant %q: want fixed:BATCH:DELAY, adaptive[:MAXLAG], adaptive-commit[:MAXLAG] or none", s)
+	return variant{}, errors.New("want fixed:BATCH:DELAY, adaptive[:MAXLAG], adaptive-commit[:MAXLAG] or none; a drain may end in +durable")
 }
 
 // synchronousCommit is the TableSpec's SynchronousCommit: empty for the pass's default.
