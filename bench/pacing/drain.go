@@ -28,7 +28,8 @@ type variant struct {
 	maxLag   time.Duration // adaptive: max_replica_lag; 0 is the default
 	probe    string        // adaptive: probe_query; empty is the default
 	none     bool          // no drain at all: the reference runs
-	durable  bool          // the sweep commits with synchronous_commit on, not the pass's default off
+	// The sweep's synchronous_commit: "on" for a +durable variant, else empty (the pass's default off).
+	synchronousCommit string
 }
 
 // commitProbe is a probe_query that commits a WAL record and waits for its flush, as
@@ -49,7 +50,7 @@ func parseVariant(s string) (variant, error) {
 		if v.none {
 			return variant{}, fmt.Errorf("variant %q: +durable needs a drain", s)
 		}
-		v.durable = true
+		v.synchronousCommit = "on"
 	}
 	return v, nil
 }
@@ -59,9 +60,9 @@ func parsePace(s string) (variant, error) {
 	f := strings.Split(s, ":")
 	switch {
 	case s == "none":
-		return variant{name: s, none: true}, nil
+		return variant{none: true}, nil
 	case (f[0] == "adaptive" || f[0] == "adaptive-commit") && len(f) <= 2:
-		v := variant{name: s, adaptive: true, batch: passes.DefaultBatchSize}
+		v := variant{adaptive: true, batch: passes.DefaultBatchSize}
 		if f[0] == "adaptive-commit" {
 			v.probe = commitProbe
 		}
@@ -82,17 +83,9 @@ func parsePace(s string) (variant, error) {
 		if err != nil {
 			return variant{}, err
 		}
-		return variant{name: s, batch: n, delay: d}, nil
+		return variant{batch: n, delay: d}, nil
 	}
 	return variant{}, errors.New("want fixed:BATCH:DELAY, adaptive[:MAXLAG], adaptive-commit[:MAXLAG] or none; a drain may end in +durable")
-}
-
-// synchronousCommit is the TableSpec's SynchronousCommit: empty for the pass's default.
-func (v variant) synchronousCommit() string {
-	if v.durable {
-		return "on"
-	}
-	return ""
 }
 
 // batchAt is one batch as the runtime reported it, stamped when the event arrived.
@@ -134,7 +127,7 @@ func (d *drainer) Observe(e actors.Event) error {
 }
 
 func startDrain(ctx context.Context, db *bun.DB, v variant) (*drainer, error) {
-	tbl, err := passes.NewTable(db, "audit-log", passes.TableSpec{Table: "audit_log", Key: "id", Timestamp: "occurred_at", ProbeQuery: v.probe, SynchronousCommit: v.synchronousCommit()})
+	tbl, err := passes.NewTable(db, "audit-log", passes.TableSpec{Table: "audit_log", Key: "id", Timestamp: "occurred_at", ProbeQuery: v.probe, SynchronousCommit: v.synchronousCommit})
 	if err != nil {
 		return nil, err
 	}
