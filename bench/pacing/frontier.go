@@ -32,6 +32,7 @@ type frontierResult struct {
 	lastDelay  time.Duration
 	baselineMs float64
 	aftermath  []float64 // s, clearAftermath after each draining window
+	signals    signalRatios
 }
 
 func (r frontierResult) rate() float64 { return float64(r.rows) / r.drainTime.Seconds() }
@@ -55,6 +56,11 @@ func runFrontier(ctx context.Context, c config, db *bun.DB, v variant) (frontier
 		return res, err
 	}
 	defer ld.cmd.Process.Kill()
+	var sig *signalSampler
+	if c.signals {
+		sig = startSignals(ctx, db)
+		defer sig.stop()
+	}
 	time.Sleep(c.gap)
 	backlog := c.rows * 9 / 10
 	// drainFor opens a draining window, then closes it and, unless -aftermath=false,
@@ -144,6 +150,9 @@ func runFrontier(ctx context.Context, c config, db *bun.DB, v variant) (frontier
 			res.ratios = append(res.ratios, float64(pd)/float64(pi))
 			res.idleP99 = append(res.idleP99, ms(pi))
 			res.drainP99 = append(res.drainP99, ms(pd))
+			if sig != nil {
+				res.signals.add(sig.in(idle.from, idle.to, txns), sig.in(drain.from, drain.to, txns))
+			}
 		}
 		// A batch in flight when the window closes ends within the next moment: count it.
 		rows, busy := d.batchesIn(drain.from, drain.to.Add(200*time.Millisecond))

@@ -32,7 +32,7 @@ var interrupt = os.Interrupt
 type config struct {
 	rows, rate, scale, accounts, pairs int
 	window, gap                        time.Duration
-	aftermath                          bool
+	aftermath, signals                 bool
 	variants, stepVariants, replicas   string
 	stepAt, stepFor, stepDrain         time.Duration
 	replicaDrain                       time.Duration
@@ -49,6 +49,7 @@ func main() {
 	flag.DurationVar(&c.window, "window", 10*time.Second, "length of one window")
 	flag.DurationVar(&c.gap, "gap", time.Second, "unmeasured gap after each window")
 	flag.BoolVar(&c.aftermath, "aftermath", true, "after each draining window, VACUUM the table and CHECKPOINT (unmeasured) before the gap, so its aftermath does not fall into the next pair's reference window")
+	flag.BoolVar(&c.signals, "signals", false, "sample candidate pacing signals beside each variant (a read and a commit probe and the load's own statement times every 100 ms, the load's busy sessions every 20 ms) and tabulate their ratios")
 	flag.StringVar(&c.variants, "variants", "fixed:500:0s,fixed:100:2ms,fixed:200:2ms,fixed:200:5ms,fixed:500:20ms,adaptive", "comma-separated: fixed:BATCH:PAUSE, adaptive[:MAXLAG], adaptive-commit[:MAXLAG]; a +durable suffix commits the sweep at synchronous_commit on")
 	flag.StringVar(&c.stepVariants, "step", "none,adaptive", "step-test variants (none: the reference without draining); empty skips it")
 	flag.DurationVar(&c.stepAt, "step-at", 10*time.Second, "when into the drain the foreground triples")

@@ -76,6 +76,7 @@ func writeReport(w *strings.Builder, c config, rs []frontierResult, steps []step
 			fmt.Fprintf(w, "No fixed point kept the median ratio within %.2f in this run.\n\n", goal)
 		}
 	}
+	writeSignals(w, rs)
 	if len(steps) > 0 {
 		writeSteps(w, c, steps)
 	}
