@@ -74,16 +74,22 @@ func startSignals(ctx context.Context, db *bun.DB) *signalSampler {
 	s.loop(ctx, db, 100*time.Millisecond, func(ctx context.Context, c *sql.Conn, at time.Time) {
 		rows, err := c.QueryContext(ctx, fmt.Sprintf(stmtQuery, seen.Format(time.RFC3339Nano)))
 		if err != nil {
-			fmt.Fprintln(os.Stderr, "pacing: the workload's statements:", err)
+			if ctx.Err() == nil {
+				fmt.Fprintln(os.Stderr, "pacing: the load's statements:", err)
+			}
 			return
 		}
 		defer rows.Close()
+		// The first read only sets the watermark: what it sees may have ended long ago.
+		first := seen.IsZero()
 		for rows.Next() {
-			var now time.Time
+			var ended time.Time
 			var us int64
-			if rows.Scan(&now, &us) == nil {
-				seen = now
-				s.add(&s.stmts, sample{at, time.Duration(us) * time.Microsecond})
+			if rows.Scan(&ended, &us) == nil {
+				seen = ended
+				if !first {
+					s.add(&s.stmts, sample{at, time.Duration(us) * time.Microsecond})
+				}
 			}
 		}
 	})
