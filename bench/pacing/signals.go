@@ -152,18 +152,14 @@ func (s *signalSampler) stop() {
 	s.stopped.Wait()
 }
 
-// windowSignals are one window's figures for each signal.
-type windowSignals struct {
-	readP75, readP90, commitP50, commitP75, commitP90, commitP99 float64 // ms
-	stmtP75, stmtP90                                             float64 // ms
-	busy, walWait                                                float64 // mean sessions
-	fgMean                                                       float64 // the foreground's own mean latency, ms
-}
+// signalNames are the figures in() returns for a window, in its order.
+var signalNames = []string{"fg mean", "read p75", "read p90", "commit p50", "commit p75", "commit p90", "commit p99", "stmt p75", "stmt p90", "busy", "WAL wait"}
 
-func (s *signalSampler) in(from, to time.Time, txns []txn) windowSignals {
+// in returns one window's figure for each signal, in signalNames' order: latencies in
+// ms, busy and WAL wait as mean sessions.
+func (s *signalSampler) in(from, to time.Time, txns []txn) []float64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var w windowSignals
 	lats := func(xs []sample) []float64 {
 		var out []float64
 		for _, x := range xs {
@@ -174,56 +170,42 @@ func (s *signalSampler) in(from, to time.Time, txns []txn) windowSignals {
 		return out
 	}
 	r, c, st := lats(s.read), lats(s.commit), lats(s.stmts)
-	w.stmtP75, w.stmtP90 = quantile(st, 0.75), quantile(st, 0.9)
-	w.readP75, w.readP90 = quantile(r, 0.75), quantile(r, 0.9)
-	w.commitP50, w.commitP75, w.commitP90, w.commitP99 = quantile(c, 0.5), quantile(c, 0.75), quantile(c, 0.9), quantile(c, 0.99)
+	var busy, walWait float64
 	n := 0
 	for _, b := range s.busy {
 		if !b.at.Before(from) && b.at.Before(to) {
-			w.busy += float64(b.busy)
-			w.walWait += float64(b.walWait)
+			busy += float64(b.busy)
+			walWait += float64(b.walWait)
 			n++
 		}
 	}
 	if n > 0 {
-		w.busy /= float64(n)
-		w.walWait /= float64(n)
+		busy, walWait = busy/float64(n), walWait/float64(n)
 	}
-	var sum time.Duration
-	m := 0
-	for _, t := range txns {
-		if !t.at.Before(from) && t.at.Before(to) {
-			sum += t.lat
-			m++
+	var fgMean float64
+	if fg := windowLatencies(txns, from, to); len(fg) > 0 {
+		var sum time.Duration
+		for _, l := range fg {
+			sum += l
 		}
+		fgMean = ms(sum / time.Duration(len(fg)))
 	}
-	if m > 0 {
-		w.fgMean = ms(sum / time.Duration(m))
-	}
-	return w
+	return []float64{fgMean, quantile(r, 0.75), quantile(r, 0.9),
+		quantile(c, 0.5), quantile(c, 0.75), quantile(c, 0.9), quantile(c, 0.99),
+		quantile(st, 0.75), quantile(st, 0.9), busy, walWait}
 }
 
-// signalRatios are the per-pair ratios (draining ÷ not draining) of every signal.
-type signalRatios struct {
-	names  []string
-	ratios [][]float64 // [signal][pair]
-}
+// signalRatios are the per-pair ratios (draining ÷ not draining) of every signal,
+// [signal][pair]; nil when the run sampled none.
+type signalRatios [][]float64
 
-var signalNames = []string{"fg mean", "read p75", "read p90", "commit p50", "commit p75", "commit p90", "commit p99", "stmt p75", "stmt p90", "busy", "WAL wait"}
-
-func (w windowSignals) values() []float64 {
-	return []float64{w.fgMean, w.readP75, w.readP90, w.commitP50, w.commitP75, w.commitP90, w.commitP99, w.stmtP75, w.stmtP90, w.busy, w.walWait}
-}
-
-func (r *signalRatios) add(idle, drain windowSignals) {
-	if r.names == nil {
-		r.names = signalNames
-		r.ratios = make([][]float64, len(signalNames))
+func (r *signalRatios) add(idle, drain []float64) {
+	if *r == nil {
+		*r = make(signalRatios, len(signalNames))
 	}
-	iv, dv := idle.values(), drain.values()
-	for i := range iv {
-		if iv[i] > 0 {
-			r.ratios[i] = append(r.ratios[i], dv[i]/iv[i])
+	for i := range idle {
+		if idle[i] > 0 {
+			(*r)[i] = append((*r)[i], drain[i]/idle[i])
 		}
 	}
 }
@@ -231,7 +213,7 @@ func (r *signalRatios) add(idle, drain windowSignals) {
 // writeSignals tabulates the median ratio of each signal per pace, beside the
 // foreground's p99 ratio, so the signal that moves with it shows.
 func writeSignals(w *strings.Builder, rs []frontierResult) {
-	have := slices.ContainsFunc(rs, func(r frontierResult) bool { return r.signals.names != nil })
+	have := slices.ContainsFunc(rs, func(r frontierResult) bool { return r.signals != nil })
 	if !have {
 		return
 	}
@@ -239,11 +221,11 @@ func writeSignals(w *strings.Builder, rs []frontierResult) {
 	fmt.Fprintf(w, "Median over the pairs of each signal's ratio (draining window ÷ the not-draining window before it). fg p99 is the benchmark's ratio; fg mean the foreground's mean latency; read and commit are probes every 100 ms (a newest-key lookup; a durable commit of a WAL record); stmt is the load's own statement times as the server shows them (pg_stat_activity every 100 ms: state_change − query_start of the last statement of each session that finished one since the last read); busy is the mean number of the load's sessions inside a transaction, sampled every 20 ms (Little's law: at a fixed rate, proportional to the mean latency), WAL wait those waiting on the WAL.\n\n")
 	fmt.Fprintf(w, "| pace | fg p99 | %s |\n|---|---:|%s\n", strings.Join(signalNames, " | "), strings.Repeat("---:|", len(signalNames)))
 	for _, r := range rs {
-		if r.signals.names == nil {
+		if r.signals == nil {
 			continue
 		}
 		fmt.Fprintf(w, "| %s | %.2f |", r.v.name, median(r.ratios))
-		for _, xs := range r.signals.ratios {
+		for _, xs := range r.signals {
 			fmt.Fprintf(w, " %.2f |", median(xs))
 		}
 		fmt.Fprintln(w)

@@ -5,14 +5,20 @@ import (
 	"time"
 )
 
-// p99 of the latencies of the transactions that ended within [from, to], and how many.
-func p99(txns []txn, from, to time.Time) (time.Duration, int) {
+// windowLatencies are the latencies of the transactions that ended within [from, to).
+func windowLatencies(txns []txn, from, to time.Time) []time.Duration {
 	var lats []time.Duration
 	for _, t := range txns {
 		if !t.at.Before(from) && t.at.Before(to) {
 			lats = append(lats, t.lat)
 		}
 	}
+	return lats
+}
+
+// p99 of the latencies of the transactions that ended within [from, to), and how many.
+func p99(txns []txn, from, to time.Time) (time.Duration, int) {
+	lats := windowLatencies(txns, from, to)
 	if len(lats) == 0 {
 		return 0, 0
 	}
