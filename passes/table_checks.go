@@ -3,7 +3,6 @@ package passes
 import (
 	"context"
 	"slices"
-	"time"
 
 	"github.com/uptrace/bun"
 )
@@ -38,10 +37,9 @@ var (
 	unixTypes = []string{"bigint", "integer", "smallint", "numeric", "double precision", "real"}
 )
 
-// checkTimestamp checks the timestamp column's type against the format, and warns when
-// a column without a zone meets a server whose TimeZone is not UTC and no
-// timestamp_zone says whose wall time it holds: values written as local time would
-// then be compared as UTC and expire early (behind UTC) or late (ahead of it).
+// checkTimestamp checks the timestamp column's type against the format, and refuses a
+// column without a zone on a server whose TimeZone is not UTC when no timestamp_zone
+// says whose wall time it holds (see naiveZoneRefusal).
 func (t *Table) checkTimestamp(ctx context.Context, fail, warn func(string, ...any)) {
 	native := t.spec.TimestampFormat == "" || t.spec.TimestampFormat == TimestampNative
 	if !t.postgres {
@@ -63,26 +61,9 @@ func (t *Table) checkTimestamp(ctx context.Context, fail, warn func(string, ...a
 		fail("timestamp %s.%s is of type %s; timestamp_format %s needs an integer column", t.spec.Table, t.spec.Timestamp, typ, t.spec.TimestampFormat)
 	case typ != "timestamp without time zone" && t.spec.TimestampZone != "":
 		warn("timestamp_zone %s is ignored: %s.%s is of type %s, which holds instants", t.spec.TimestampZone, t.spec.Table, t.spec.Timestamp, typ)
-	case typ == "timestamp without time zone" && t.spec.TimestampZone == "":
-		var zone string
-		if err := t.db.NewRaw("SELECT current_setting('TimeZone')").Scan(ctx, &zone); err == nil && !isUTC(zone) {
-			warn("timestamp %s.%s has no time zone and the server's TimeZone is %s: its values are compared as UTC wall time; if they hold local time, set timestamp_zone: %s",
-				t.spec.Table, t.spec.Timestamp, zone, zone)
+	default:
+		if err := t.naiveZoneRefusal(ctx, t.db, typ); err != nil {
+			fail("%v", err)
 		}
 	}
-}
-
-// isUTC reports whether a PostgreSQL TimeZone setting is UTC all year round.
-func isUTC(zone string) bool {
-	loc, err := time.LoadLocation(zone)
-	if err != nil {
-		return false
-	}
-	year := time.Now().Year()
-	for _, m := range []time.Month{time.January, time.July} {
-		if _, off := time.Date(year, m, 1, 0, 0, 0, 0, loc).Zone(); off != 0 {
-			return false
-		}
-	}
-	return true
 }

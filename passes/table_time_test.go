@@ -30,7 +30,7 @@ func postgresInZone(t *testing.T, zone string) *bun.DB {
 // TestTableNaiveTimestampZone: a timestamp-without-time-zone column that the
 // application fills with local time (the session's TimeZone is UTC-5) is compared in
 // that zone when timestamp_zone names it, so no row is deleted before its time; and
-// startup warns about such a column when no timestamp_zone is set.
+// startup refuses such a column when no timestamp_zone is set.
 func TestTableNaiveTimestampZone(t *testing.T) {
 	const zone = "America/Bogota" // UTC-5 all year
 	db := postgresInZone(t, zone)
@@ -46,8 +46,8 @@ func TestTableNaiveTimestampZone(t *testing.T) {
 	spec := passes.TableSpec{Table: f.p + "naive", Key: "id", Timestamp: "at"}
 
 	res := f.table(spec).ValidateStartup(context.Background())
-	if warnings := strings.Join(res.Warnings(), "\n"); res.Failed() || !strings.Contains(warnings, "timestamp_zone: "+zone) {
-		t.Fatalf("startup without timestamp_zone: failed %v, warnings %q; want a warning naming timestamp_zone and %s", res.Failed(), warnings, zone)
+	if !res.Failed() || !strings.Contains(res.Message(), "timestamp_zone: "+zone) {
+		t.Fatalf("startup without timestamp_zone: failed %v, message %q; want a refusal naming timestamp_zone and %s", res.Failed(), res.Message(), zone)
 	}
 
 	spec.TimestampZone = zone

@@ -56,6 +56,9 @@ func (t *Table) readLayout(ctx context.Context, db bun.IDB) (*tableLayout, error
 		lay.keyTypes[i] = types[k]
 	}
 	lay.tsType = types[t.spec.Timestamp]
+	if err := t.naiveZoneRefusal(ctx, db, lay.tsType); err != nil {
+		return nil, err
+	}
 	return lay, nil
 }
 
