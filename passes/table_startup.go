@@ -65,6 +65,7 @@ func (t *Table) ValidateStartup(ctx context.Context) validation.StartupResult {
 		}
 		t.checkSetNull(ctx, fail)
 		t.checkTimestamp(ctx, fail, warn)
+		t.checkReferences(ctx, fail, warn)
 		t.indexWarnings(ctx, warn)
 	}
 	if len(failures) > 0 {

@@ -98,6 +98,10 @@ type TableSpec struct {
 	ProbeQuery string
 	// Children are the tables that reference the swept table's key.
 	Children []ChildSpec
+	// StrictReferences makes a restricting foreign key into the swept table (or a delete
+	// child) from a table Children does not list fail startup instead of warning: such a
+	// key holds every row it references, found only by bisecting its batch.
+	StrictReferences bool
 	// StatementTimeout bounds each statement of a batch (PostgreSQL's statement_timeout;
 	// on SQLite the whole batch's context). Zero means no bound beyond the batch's.
 	StatementTimeout time.Duration

@@ -37,7 +37,7 @@ func TestNaiveTimestampOnNonUTCServerExits2(t *testing.T) {
 		}
 	}
 	var left int
-	if err := e.db.NewRaw("SELECT count(*) FROM " + e.prefix + "local_log").Scan(t.Context(), &left); err != nil || left != 2880 {
+	if err := e.db.NewRaw("SELECT count(*) FROM "+e.prefix+"local_log").Scan(t.Context(), &left); err != nil || left != 2880 {
 		t.Fatalf("after the refusals %d rows (%v), want all 2880", left, err)
 	}
 	path = e.config(strings.Replace(pass, "%s", ", timestamp_zone: America/Bogota", 1), "")

@@ -74,6 +74,9 @@ type PassConfig struct {
 	// MaxReplicaLag is the replica lag above which an adaptive pass backs off (1s).
 	MaxReplicaLag *Duration     `yaml:"max_replica_lag"`
 	Children      []ChildConfig `yaml:"children"`
+	// StrictReferences refuses a table that references the pass's tables with a foreign
+	// key children does not list, instead of warning (default false).
+	StrictReferences *bool `yaml:"strict_references"`
 }
 
 // FilterConfig is a pass's `column IN values` filter.
@@ -277,6 +280,7 @@ func (p PassConfig) Build() (passes.Options, passes.TableSpec, error) {
 	set(p.StatementTimeout, &spec.StatementTimeout)
 	set(p.VacuumTimeout, &spec.VacuumTimeout)
 	spec.VacuumAfter = boolOr(p.VacuumAfter, false)
+	spec.StrictReferences = boolOr(p.StrictReferences, false)
 	var shareErr error
 	if a := p.AnalyzeAfterShare; a != nil {
 		switch {
