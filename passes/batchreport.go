@@ -1,6 +1,9 @@
 package passes
 
-import "context"
+import (
+	"context"
+	"errors"
+)
 
 // BatchReporter hears, during one PurgeBatch, what the count it returns cannot say. The
 // runtime puts one in every batch's context; a pass reaches it through ReportSkipped and
@@ -35,6 +38,33 @@ func ReportSkipped(ctx context.Context, key any, err error) {
 // does nothing.
 func ReportMoreWaiting(ctx context.Context) {
 	if r, ok := ctx.Value(batchReporterKey{}).(BatchReporter); ok {
+		r.MoreWaiting()
+	}
+}
+
+// HeldReporter is a BatchReporter that also hears of rows left in place without a
+// report of their own: rows already in the pass's quarantine, set aside again this
+// sweep. The runtime counts them toward a full batch and into the sweep's summary of
+// held rows (by cause), so a batch of them neither ends a sweep early nor reads as
+// contention.
+type HeldReporter interface {
+	// RowHeld: the row with key stays in place because of err (a *RowError, or
+	// ErrQuarantined for a row set aside without a new attempt).
+	RowHeld(key any, err error)
+}
+
+// ErrQuarantined is the cause of a row a sweep set aside without trying it again: it
+// is in the pass's quarantine and its next attempt is not due.
+var ErrQuarantined = errors.New("in quarantine, next attempt not due")
+
+// ReportHeld tells the runtime that the row with key stays in place because of err
+// without a report of its own. A reporter that is not a HeldReporter hears
+// MoreWaiting instead, so the batch that held the row is not taken for the last one.
+func ReportHeld(ctx context.Context, key any, err error) {
+	switch r := ctx.Value(batchReporterKey{}).(type) {
+	case HeldReporter:
+		r.RowHeld(key, err)
+	case BatchReporter:
 		r.MoreWaiting()
 	}
 }

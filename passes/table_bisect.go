@@ -19,30 +19,32 @@ func (s *tableSweep) bisectNext(ctx context.Context, db bun.IDB, batchSize int, 
 		return 0, fmt.Errorf("pass %q: select batch: %w", t.name, err)
 	}
 	s.advance(cands, true)
-	keys := make([][]any, len(cands))
-	for i, c := range cands {
-		keys[i] = c.key
-	}
 	b := &bisection{}
+	keys := make([][]any, 0, len(cands))
+	for _, c := range cands {
+		if s.setAside[KeyText(c.key)] {
+			// In quarantine and not due: trying it would fail as before and cost a
+			// bisection of its part of the batch.
+			b.skipped = append(b.skipped, c.key)
+			ReportHeld(ctx, t.reportedKey(c.key), ErrQuarantined)
+			continue
+		}
+		keys = append(keys, c.key)
+	}
 	err = s.deleteOrBisect(ctx, db, keys, cut, b)
 	s.skipped = append(s.skipped, b.skipped...)
 	s.deletedKeys(ctx, b.deleted)
 	if err == nil && len(b.deleted)+len(b.skipped) < batchSize {
 		s.passedOver(ctx, db, cut)
 	}
-	if b.unreported > 0 && len(b.deleted)+len(b.skipped) >= batchSize {
-		// Rows that stayed in quarantine are not reported, so the batch would look short.
-		ReportMoreWaiting(ctx)
-	}
 	return len(b.deleted), err
 }
 
-// bisection is what one bisected batch did: the keys it deleted, the keys it skipped,
-// and how many of those it did not report (rows already in quarantine).
+// bisection is what one bisected batch did: the keys it deleted and the keys it left
+// in place (skipped, held in quarantine or set aside).
 type bisection struct {
-	deleted    [][]any
-	skipped    [][]any
-	unreported int
+	deleted [][]any
+	skipped [][]any
 }
 
 // deleteOrBisect deletes keys in one transaction; when that fails on a constraint, it
@@ -63,9 +65,7 @@ func (s *tableSweep) deleteOrBisect(ctx context.Context, db bun.IDB, keys [][]an
 	}
 	if len(keys) == 1 {
 		b.skipped = append(b.skipped, keys[0])
-		if !s.rowFailed(ctx, keys[0], err) {
-			b.unreported++
-		}
+		s.rowFailed(ctx, keys[0], err)
 		return nil
 	}
 	mid := len(keys) / 2

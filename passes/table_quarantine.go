@@ -159,9 +159,9 @@ func (l *tableLayout) decodeKey(text string, width int) ([]any, bool) {
 }
 
 // loadQuarantine, at the start of a sweep, reads the pass's quarantined rows: those not
-// yet due are left out of every select of the sweep (up to maxExcluded of them; any
-// more are tried at full cost), those due are tried again, and those due that are gone
-// or no longer eligible leave quarantine now.
+// yet due are left out of every select of the sweep (up to maxExcluded of them; a
+// batch that meets one of the others sets it aside, see bisectNext), those due are
+// tried again, and those due that are gone or no longer eligible leave quarantine now.
 func (s *tableSweep) loadQuarantine(ctx context.Context, db bun.IDB, cut cutoff) error {
 	s.quarantineRead = true
 	q := s.t.quarantine
@@ -184,6 +184,11 @@ func (s *tableSweep) loadQuarantine(ctx context.Context, db bun.IDB, cut cutoff)
 			}
 		case ok && len(s.held) < maxExcluded:
 			s.held = append(s.held, key)
+		default:
+			if s.setAside == nil {
+				s.setAside = make(map[string]bool)
+			}
+			s.setAside[e.Key] = true
 		}
 	}
 	return s.releaseGone(ctx, db, cut, due)
@@ -247,8 +252,8 @@ func (s *tableSweep) release(ctx context.Context, keys []string) error {
 
 // rowFailed handles a row whose delete failed on its own: without a quarantine, or for
 // a failure the next try may not meet, it is reported skipped; otherwise it is held in
-// quarantine, and reported (warned about) only when it enters. It returns whether it
-// reported the row.
+// quarantine, and reported skipped (warned about) only when it enters, held after. It
+// returns whether it reported the row skipped.
 func (s *tableSweep) rowFailed(ctx context.Context, key []any, err error) bool {
 	t := s.t
 	rerr := NewRowError(key, err)
@@ -263,6 +268,8 @@ func (s *tableSweep) rowFailed(ctx context.Context, key []any, err error) bool {
 	}
 	if entered {
 		ReportSkipped(ctx, t.reportedKey(key), fmt.Errorf("entered quarantine: %w", rerr))
+	} else {
+		ReportHeld(ctx, t.reportedKey(key), rerr)
 	}
 	return entered
 }
