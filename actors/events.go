@@ -41,6 +41,12 @@ const (
 	// good-sweep reset) follows from it. The next try comes after Config.ElsewhereRetry,
 	// doubling while denials continue.
 	Elsewhere StopReason = "elsewhere"
+	// Held: the sweep came to the end of the expired rows and left some in place that it
+	// could not delete on their own: rows a foreign key the pass does not list still
+	// references (or a trigger refuses), rows in quarantine (SweepDone.HeldBy counts
+	// them by cause). Not contention: nothing was locked, and the next sweep cannot
+	// delete them either until what holds them goes, so no work is left for it.
+	Held StopReason = "held"
 )
 
 // ContendedAfter is how many batches in a row may report more waiting while deleting and
@@ -49,8 +55,11 @@ const ContendedAfter = 5
 
 // Succeeded reports whether a sweep that ended for r did its work: it drained, or it
 // stopped at the batch limit or at rows out of its reach, with the rest left for the
-// next sweep. Failed, cancelled and stopped sweeps did not.
-func (r StopReason) Succeeded() bool { return r == Drained || r == BatchLimit || r == Contended }
+// next sweep, or it left only rows something holds. Failed, cancelled and stopped
+// sweeps did not.
+func (r StopReason) Succeeded() bool {
+	return r == Drained || r == BatchLimit || r == Contended || r == Held
+}
 
 // LeavesWork reports whether a sweep that ended for r knowingly left expired rows
 // behind for the next sweep. A sweep that ran elsewhere left nothing of its own.
@@ -100,6 +109,10 @@ type SweepDone struct {
 	// Denied is, for Elsewhere, the lock's denial: it names the identity and, where
 	// PostgreSQL shows it, the holder (a *passes.ElsewhereError inside).
 	Denied error
+	// HeldBy counts the rows the sweep left in place because something holds them, by
+	// cause (a constraint and its table, "in quarantine"): the one summary of them a
+	// sweep logs, instead of a warning per row. Empty when it held none.
+	HeldBy map[string]int
 
 	// Pace is the sweep's adaptive pacing; nil for a fixed-pace sweep.
 	Pace *PaceSummary

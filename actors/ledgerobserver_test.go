@@ -87,7 +87,7 @@ func TestLedgerRecordsSweeps(t *testing.T) {
 			t.Fatalf("runs of events = %+v, %v", runs, err)
 		}
 		r := runs[0]
-		if r.State != ledger.Completed || r.RowsDeleted != 3 || r.RowsSkipped != 1 || r.Batches != 1 || r.EndTime == nil || *r.StopReason != "drained" {
+		if r.State != ledger.Completed || r.RowsDeleted != 3 || r.RowsSkipped != 1 || r.Batches != 1 || r.EndTime == nil || *r.StopReason != "held" {
 			t.Fatalf("events run = %+v", r)
 		}
 		logs, _ := led.Logs(ctx, r.ID)

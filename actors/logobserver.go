@@ -11,8 +11,9 @@ import (
 )
 
 // LogObserver writes events to a logrus logger at levels that keep a healthy runtime
-// quiet: sweeps (one that runs elsewhere too) and restarts at info, batches at debug, failures, cancellations and
-// skipped rows at warning, a pass stopped by supervision at error.
+// quiet: sweeps (one that runs elsewhere too) and restarts at info, batches and skipped
+// rows at debug, failures, cancellations and a sweep's one summary of the rows it left
+// held (by cause) at warning, a pass stopped by supervision at error.
 //
 // Configuration drift (a table or column gone) would otherwise repeat the same five
 // lines on every retry, so it gets one: a warning per failure saying what is missing and
@@ -65,6 +66,10 @@ func (o *LogObserver) Observe(e Event) error {
 		if e.Pace != nil {
 			l.WithField("sweep", e.Sweep).Info(PaceLine(*e.Pace))
 		}
+		if len(e.HeldBy) > 0 {
+			l.WithFields(logrus.Fields{"sweep": e.Sweep, "held": heldTotal(e.HeldBy)}).
+				Warn("rows held in place, by cause: " + heldSummary(e.HeldBy))
+		}
 	case PaceChanged:
 		l.WithFields(logrus.Fields{"sweep": e.Sweep, "reason": e.Reason, "batch": e.Batch, "delay": e.Delay,
 			"rate": int(e.Rate)}).Info("pace changed: " + e.Detail)
@@ -91,7 +96,8 @@ func (o *LogObserver) Observe(e Event) error {
 		l.WithFields(logrus.Fields{"batch_size": e.BatchSize, "batch_delay": e.BatchDelay, "sweep_interval": e.SweepInterval,
 			"pacing": e.Pacing, "paused": e.Paused}).Info("settings applied")
 	case RowSkipped:
-		l.WithFields(logrus.Fields{"sweep": e.Sweep, "key": fmt.Sprint(e.Key)}).WithError(e.Err).Warn("row skipped")
+		// Per row at debug: the sweep's summary of held rows is the warning.
+		l.WithFields(logrus.Fields{"sweep": e.Sweep, "key": fmt.Sprint(e.Key)}).WithError(e.Err).Debug("row skipped")
 	default:
 		l.Infof("event %T", e)
 	}

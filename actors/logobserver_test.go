@@ -21,7 +21,9 @@ func TestLogObserverLevels(t *testing.T) {
 		{SweepDone{Name: "p", Reason: Elsewhere, Denied: errors.New(`"p" is running elsewhere: held by member m2`)}, "info", "held by member m2"},
 		{BatchDone{Name: "p", Rows: 3}, "debug", "batch done"},
 		{PassFailed{Name: "p", Err: errors.New("boom")}, "warning", "sweep failed"},
-		{RowSkipped{Name: "p", Key: 42, Err: errors.New("fk")}, "warning", "row skipped"},
+		{RowSkipped{Name: "p", Key: 42, Err: errors.New("fk")}, "debug", "row skipped"},
+		{SweepDone{Name: "p", Reason: Held, HeldBy: map[string]int{"constraint export_job_audit_id_fkey on export_job": 7142, "in quarantine, not due": 3}}, "warning",
+			"rows held in place, by cause: constraint export_job_audit_id_fkey on export_job: 7142; in quarantine, not due: 3\" held=7145"},
 		{PassStopped{Name: "p", Degraded: true, Err: errors.New("boom")}, "error", "pass stopped by supervision"},
 		{PassRestarted{Name: "p", Backoff: time.Second}, "info", "pass restarted"},
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -24,7 +25,9 @@ type batchResult struct {
 	pass     passes.Pass
 	rows     int
 	skipped  int
-	more     bool // the pass said more is waiting despite a short batch
+	more     bool           // the pass said more is waiting despite a short batch
+	held     int            // rows the pass left in place on their own (passes.ReportHeld)
+	heldBy   map[string]int // skipped and held rows, by cause (see heldCause)
 	err      error
 	timedOut bool
 	elapsed  time.Duration
@@ -56,6 +59,7 @@ func (a *passActor) runBatch(ctx actor.Context) {
 		res.took = time.Since(wall)
 		res.timedOut = res.err != nil && errors.Is(context.Cause(bctx), errBatchTimedOut)
 		res.skipped, res.more = int(report.skipped.Load()), report.more.Load()
+		res.held, res.heldBy = int(report.held.Load()), report.takeCauses()
 		res.elapsed = d.clock.Now().Sub(start)
 		if timeout != nil {
 			timeout.Stop()
@@ -81,16 +85,48 @@ func (a *passActor) startWorker() {
 	}(a.worker)
 }
 
-// batchReport is the passes.BatchReporter of one batch.
+// batchReport is the passes.BatchReporter (and HeldReporter) of one batch.
 type batchReport struct {
 	publish func(key any, err error)
 	skipped atomic.Int64
+	held    atomic.Int64
 	more    atomic.Bool
+	mu      sync.Mutex
+	causes  map[string]int
 }
 
 func (r *batchReport) RowSkipped(key any, err error) {
 	r.skipped.Add(1)
+	r.count(err)
 	r.publish(key, err)
+}
+
+// RowHeld counts a row the pass left in place without a report of its own (a row in
+// quarantine): toward a full batch and the sweep's summary, with no event per row.
+func (r *batchReport) RowHeld(_ any, err error) {
+	r.held.Add(1)
+	r.count(err)
+}
+
+func (r *batchReport) count(err error) {
+	cause, ok := heldCause(err)
+	if !ok {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.causes == nil {
+		r.causes = map[string]int{}
+	}
+	r.causes[cause]++
+}
+
+func (r *batchReport) takeCauses() map[string]int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c := r.causes
+	r.causes = nil
+	return c
 }
 
 func (r *batchReport) MoreWaiting() { r.more.Store(true) }

@@ -24,7 +24,9 @@ type sweepRun struct {
 	batches int
 	rows    int
 	skipped int
-	idle    int // batches in a row that reported more waiting yet took nothing
+	held    int            // rows left in place without a report of their own (passes.ReportHeld)
+	heldBy  map[string]int // skipped and held rows, by cause: the sweep's summary
+	idle    int            // batches in a row that reported more waiting yet took nothing
 	// adaptive is fixed when the sweep starts: a pacing switch waits for the next.
 	adaptive bool
 	size     int // the controller's size for the next batch (adaptive sweeps)
@@ -116,8 +118,15 @@ func (a *passActor) onBatchResult(ctx actor.Context, m *batchResult) {
 		sw.pass = m.pass
 	}
 	sw.skipped += m.skipped
-	full := m.rows+m.skipped == m.size || m.more
-	if m.more && m.rows == 0 && m.skipped == 0 {
+	sw.held += m.held
+	for cause, n := range m.heldBy {
+		if sw.heldBy == nil {
+			sw.heldBy = map[string]int{}
+		}
+		sw.heldBy[cause] += n
+	}
+	full := m.rows+m.skipped+m.held == m.size || m.more
+	if m.more && m.rows == 0 && m.skipped == 0 && m.held == 0 {
 		sw.idle++
 	} else {
 		sw.idle = 0
@@ -140,9 +149,9 @@ func (a *passActor) onBatchResult(ctx actor.Context, m *batchResult) {
 		return
 	case m.err != nil:
 		a.fail(ctx, m.err)
-	case m.rows < 0 || m.rows+m.skipped > m.size:
+	case m.rows < 0 || m.rows+m.skipped+m.held > m.size:
 		a.fail(ctx, core.NewBusinessRuleError(fmt.Sprintf(
-			"pass %q: PurgeBatch returned %d rows (and skipped %d) for a batch of %d", a.name(), m.rows, m.skipped, m.size)))
+			"pass %q: PurgeBatch returned %d rows (and skipped %d, held %d) for a batch of %d", a.name(), m.rows, m.skipped, m.held, m.size)))
 	}
 	sw.batches++
 	sw.rows += m.rows
@@ -152,6 +161,8 @@ func (a *passActor) onBatchResult(ctx actor.Context, m *batchResult) {
 		a.paceBatchDone(m)
 	}
 	switch {
+	case !full && len(sw.heldBy) > 0:
+		a.endSweep(ctx, Held)
 	case !full:
 		a.endSweep(ctx, Drained)
 	case sw.idle >= ContendedAfter:
@@ -178,7 +189,7 @@ func (a *passActor) onBatchResult(ctx actor.Context, m *batchResult) {
 // waits for the gate or the slot, so the batch may keep both instead of asking again.
 func (a *passActor) keepsAdmission(m *batchResult, full bool) bool {
 	sw, opts := a.sweep, a.opts()
-	sane := m.rows >= 0 && m.rows+m.skipped <= m.size
+	sane := m.rows >= 0 && m.rows+m.skipped+m.held <= m.size
 	goesOn := full && sw.idle < ContendedAfter && (!opts.Bounded() || sw.batches+1 < opts.MaxBatchesPerSweep)
 	return m.err == nil && sane && goesOn && !sw.adaptive && !a.draining && opts.BatchDelay == 0 && !a.yield && !a.cell.paused()
 }
@@ -228,7 +239,8 @@ func (a *passActor) endSweepWith(ctx actor.Context, reason StopReason, denied er
 		a.stopPacing()
 	}
 	a.d.publish(SweepDone{Name: a.name(), Sweep: sw.id, Cutoff: sw.cutoff, Rows: sw.rows, Skipped: sw.skipped,
-		Batches: sw.batches, WorkRemains: reason.LeavesWork(), Reason: reason, Duration: now.Sub(sw.started), At: now, Denied: denied, Pace: pace})
+		Batches: sw.batches, WorkRemains: reason.LeavesWork(), Reason: reason, Duration: now.Sub(sw.started), At: now, Denied: denied, Pace: pace,
+		HeldBy: sw.heldBy})
 	a.cell.update(func(s *PassStatus) {
 		s.State = StateWaiting
 		s.LastSweepEnded = now

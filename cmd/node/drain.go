@@ -80,7 +80,7 @@ func (d *drainer) after(ctx context.Context, e actors.SweepDone) verdict {
 	case actors.BatchLimit:
 		st.stalled, st.wait = time.Time{}, 0
 		return verdict{again: true}
-	case actors.Drained, actors.Contended, actors.Cancelled, actors.Failed:
+	case actors.Drained, actors.Held, actors.Contended, actors.Cancelled, actors.Failed:
 	default: // stopped: the summary says so
 		return verdict{}
 	}
@@ -123,6 +123,8 @@ func leftBecause(e actors.SweepDone) string {
 	switch e.Reason {
 	case actors.Contended:
 		why = append(why, "locked by other transactions")
+	case actors.Held:
+		why = append(why, "held by what the sweep's held-rows warning names (a foreign key the pass does not list, say)")
 	case actors.Cancelled:
 		why = append(why, "its batches time out: see batch_timeout")
 	case actors.Failed:

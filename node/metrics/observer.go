@@ -45,7 +45,7 @@ func (m *Observer) collectors() []prometheus.Collector {
 
 // sweepReasons are the outcomes retention_sweeps_total shows from startup.
 func sweepReasons() []actors.StopReason {
-	return []actors.StopReason{actors.Drained, actors.BatchLimit, actors.Failed, actors.Cancelled, actors.Stopped, actors.Contended, actors.Elsewhere}
+	return []actors.StopReason{actors.Drained, actors.BatchLimit, actors.Failed, actors.Cancelled, actors.Stopped, actors.Contended, actors.Elsewhere, actors.Held}
 }
 
 // zero creates every per-pass series at zero, so rate() works from the first scrape and

@@ -49,7 +49,7 @@ func TestRegisterStartsEverySeriesAtZero(t *testing.T) {
 	}
 	for name, want := range map[string]int{
 		"retention_rows_deleted_total": 2, "retention_rows_skipped_total": 2, "retention_batches_total": 2,
-		"retention_failures_total": 2, "retention_restarts_total": 2, "retention_sweeps_total": 2 * 7,
+		"retention_failures_total": 2, "retention_restarts_total": 2, "retention_sweeps_total": 2 * 8,
 		"retention_batch_duration_seconds": 2, "retention_last_success_timestamp_seconds": 2,
 		"retention_consecutive_failures": 2, "retention_pass_retention_seconds": 2, "retention_pass_interval_seconds": 2,
 		"retention_build_info": 1, "retention_pass_degraded": 2 * 3, "retention_slots_in_use": 1, "retention_lock_denials_total": 2,

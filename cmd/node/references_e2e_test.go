@@ -1,0 +1,82 @@
+// End-to-end test of a table that references the pass's table and is not listed under children.
+package main
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestUnlistedReferenceHeldNotContended: export_job references audit_log with a plain
+// foreign key and is not listed under children. `validate` says so, naming the table,
+// the constraint (PostgreSQL) and the children: entry to add, and exits 2 under
+// strict_references; `sweep --drain` deletes the rest, ends with stop reason held (not
+// contended, not drained), and logs one summary of the held rows per sweep with their
+// count by cause instead of a warning per row.
+func TestUnlistedReferenceHeldNotContended(t *testing.T) {
+	eachDriver(t, func(t *testing.T, e *env) {
+		p := e.prefix
+		e.exec(`CREATE TABLE ` + p + `export_job (id BIGINT PRIMARY KEY, audit_id BIGINT NOT NULL REFERENCES ` + p + `audit_log (id))`)
+		t.Cleanup(func() { e.exec(`DROP TABLE IF EXISTS ` + p + `export_job`) })
+		e.seed(600)
+		e.exec(`INSERT INTO ` + p + `export_job (id, audit_id) SELECT id, id FROM ` + p + `audit_log WHERE id % 9 = 4`)
+		// The rows the export jobs hold: expired, done, not on legal hold.
+		held := e.count("id % 9 = 4 AND id % 10 <> 0 AND state = 'done' AND id % 50 <> 1")
+		path := e.config("", "")
+
+		r := retention(t, "validate", "--config", path)
+		entry := "- { table: " + p + "export_job, foreign_key: audit_id, on_delete: block }"
+		want := []string{"table " + p + "export_job references " + p + "audit_log", entry}
+		if e.driver == "postgres" {
+			want = append(want, "constraint "+p+"export_job_audit_id_fkey")
+		}
+		if r.code != 0 {
+			t.Fatalf("validate: exit %d, want 0 with a warning\n%s", r.code, r.stderr)
+		}
+		for _, w := range want {
+			if !strings.Contains(r.stderr, w) {
+				t.Errorf("validate does not say %q:\n%s", w, r.stderr)
+			}
+		}
+		strict := e.config("    strict_references: true", "")
+		if r := retention(t, "validate", "--config", strict); r.code != 2 || !strings.Contains(r.stderr, entry) {
+			t.Errorf("validate with strict_references: exit %d, want 2 naming %q\n%s", r.code, entry, r.stderr)
+		}
+
+		r = retention(t, "sweep", "--drain", "--progress", "never", "--config", path)
+		if r.code != 0 {
+			t.Fatalf("sweep --drain: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		summary := lastLine(r.stdout)
+		if fields := strings.Fields(summary); len(fields) == 0 || fields[len(fields)-1] != "held" {
+			t.Errorf("the drain's summary %q does not end held\n%s", summary, r.stdout)
+		}
+		var summaries []string
+		for _, line := range strings.Split(r.stderr, "\n") {
+			if strings.Contains(line, "level=warning") && strings.Contains(line, "row skipped") {
+				t.Fatalf("a warning per row:\n%s", line)
+			}
+			if strings.Contains(line, "rows held in place") {
+				summaries = append(summaries, line)
+			}
+		}
+		if len(summaries) != 1 || !strings.Contains(summaries[0], "level=warning") || !strings.Contains(summaries[0], "held="+strconv.Itoa(held)) {
+			t.Fatalf("held-row summaries %q, want one warning counting %d rows\n%s", summaries, held, r.stderr)
+		}
+		cause := "FOREIGN KEY constraint failed"
+		if e.driver == "postgres" {
+			cause = "constraint " + p + "export_job_audit_id_fkey on " + p + "export_job: " + strconv.Itoa(held)
+		}
+		if !strings.Contains(summaries[0], cause) {
+			t.Errorf("the summary %q does not name %q", summaries[0], cause)
+		}
+		if left := e.count("id % 10 <> 0 AND state = 'done' AND id % 50 <> 1"); left != held {
+			t.Errorf("%d expired rows left, want the %d the export jobs hold", left, held)
+		}
+	})
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
+}
