@@ -21,13 +21,13 @@ type tableSweep struct {
 	exclude [][]any      // skipped keys left out after a rewind to the start
 	// The quarantine as the sweep's first batch read it (see loadQuarantine).
 	quarantineRead bool
-	held           [][]any         // quarantined keys not yet due: left out (up to maxExcluded)
+	held           [][]any // quarantined keys not yet due: left out (up to maxExcluded)
 	// setAside are the quarantined keys (KeyText) not yet due past the first
 	// maxExcluded: a batch that meets one sets it aside instead of trying it again.
 	setAside map[string]bool
-	due            map[string]bool // quarantined keys (KeyText) due for another try
-	pg             *pinnedSweep    // PostgreSQL: one connection for the sweep (and its lock)
-	pid            int             // its backend, to cancel a statement with
+	due      map[string]bool // quarantined keys (KeyText) due for another try
+	pg       *pinnedSweep    // PostgreSQL: one connection for the sweep (and its lock)
+	pid      int             // its backend, to cancel a statement with
 	// For the hygiene after a big sweep (table_hygiene.go): rows deleted so far, and the
 	// table's size estimate when the sweep began (PostgreSQL).
 	deleted    int
