@@ -27,11 +27,13 @@ What the log below shows within a minute (Ctrl-C stops the node gracefully):
   stagger    each pass starts at its own offset within 5s ("pass started" offset=)
   pacing     audit-log deletes 5,000 rows a batch, 200ms apart ("sweep done" batches= duration=)
   bound      its first sweep stops after 20 batches (reason=batch_limit work_remains=true);
-             the next, 15s later, continues where it stopped (reason=drained)
+             the next, 15s later, continues where it stopped (reason=held, or drained:
+             to the end, leaving the held rows below)
   children   attachments go with their row, reviews are detached, legal holds keep theirs
   held rows  rows 50003 and 120011 cannot go: export_job, a table the pass does not list,
-             references them; each enters quarantine with one warning ("row skipped"),
-             is retried with backoff, and the sweep carries on
+             references them; each enters quarantine, the sweep's one warning counts
+             them by constraint ("rows held in place"), they are retried with backoff,
+             and the sweep carries on
   cleanup    retention.metadata-cleanup prunes ledger runs older than 30 minutes ("sweep done" rows=)
 
 Where to look meanwhile, from another terminal:
