@@ -31,6 +31,7 @@ func (s *tableSweep) bisectNext(ctx context.Context, db bun.IDB, batchSize int, 
 		}
 		keys = append(keys, c.key)
 	}
+	keys = s.setAsideReferenced(ctx, keys, b)
 	err = s.deleteOrBisect(ctx, db, keys, cut, b)
 	s.skipped = append(s.skipped, b.skipped...)
 	s.deletedKeys(ctx, b.deleted)

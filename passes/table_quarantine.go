@@ -261,6 +261,14 @@ func (s *tableSweep) rowFailed(ctx context.Context, key []any, err error) bool {
 		ReportSkipped(ctx, t.reportedKey(key), rerr)
 		return true
 	}
+	return s.hold(ctx, rerr)
+}
+
+// hold keeps the row rerr names in quarantine and reports it: skipped when it enters,
+// held after (or skipped with both errors when the quarantine fails). It returns
+// whether it reported the row skipped.
+func (s *tableSweep) hold(ctx context.Context, rerr *RowError) bool {
+	t, key := s.t, rerr.Key
 	entered, qerr := t.quarantine.Hold(ctx, t.name, rerr)
 	if qerr != nil {
 		ReportSkipped(ctx, t.reportedKey(key), errors.Join(rerr, fmt.Errorf("quarantine: %w", qerr)))

@@ -105,3 +105,54 @@ func series(db *bun.DB, n int) string {
 	}
 	return "(WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < " + strconv.Itoa(n) + ") SELECT i FROM s) AS s"
 }
+
+// TestTableUnlistedReferenceSetAsideWithoutBisection: 1,000 expired rows, one in ten
+// referenced by a table the pass does not list. The first sweep finds the referenced
+// rows of a failed batch through the foreign key the catalog names, instead of
+// bisecting: a bounded number of deletes per batch, the other 900 rows deleted, and
+// the 100 held each in quarantine once, with the constraint's table.
+func TestTableUnlistedReferenceSetAsideWithoutBisection(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		f := newFixture(t, db, passes.TimestampNative)
+		f.exec("INSERT INTO {p}audit_log (id, occurred_at, state) SELECT i, ?, 'done' FROM "+series(db, 1000), cutoffT.Add(-time.Hour))
+		f.exec("INSERT INTO {p}unlisted (id, audit_log_id) SELECT i, i FROM " + series(db, 1000) + " WHERE i % 10 = 3")
+		l := quarantineLedger(t, db)
+		q := l.Quarantine(map[string]time.Duration{"audit-log": time.Hour}).WithClock(clock.NewManual(time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC)))
+		spec := f.spec()
+		spec.Children = nil
+		tbl := f.table(spec).WithQuarantine(q)
+
+		counter := &deleteCounter{}
+		db.AddQueryHook(counter)
+		p, err := tbl.Factory()(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.(passes.Closer).Close()
+		batches, skipped, deleted := 0, 0, 0
+		for batches < 100 {
+			r := &heldReporter{}
+			n, err := p.PurgeBatch(passes.WithBatchReporter(context.Background(), r), 100, cutoffT)
+			if err != nil {
+				t.Fatalf("batch %d: %v", batches+1, err)
+			}
+			batches++
+			deleted, skipped = deleted+n, skipped+r.skipped+r.held
+			if n+r.skipped+r.held < 100 && !r.more {
+				break
+			}
+		}
+		deletes := counter.n.Load()
+		t.Logf("%d batches, %d DELETE statements, %d deleted, %d held", batches, deletes, deleted, skipped)
+		if deleted != 900 || skipped != 100 {
+			t.Errorf("deleted %d and held %d, want 900 and 100", deleted, skipped)
+		}
+		if max := int64(3 * batches); deletes > max {
+			t.Errorf("%d DELETE statements over %d batches; want at most %d (a bisection per held row)", deletes, batches, max)
+		}
+		rows := quarantined(t, l)
+		if len(rows) != 100 || rows[0].ReferencingTable == nil || *rows[0].ReferencingTable != f.p+"unlisted" {
+			t.Fatalf("quarantine has %d rows (first %+v), want 100 naming %sunlisted", len(rows), rows[0], f.p)
+		}
+	})
+}

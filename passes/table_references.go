@@ -19,6 +19,9 @@ type reference struct {
 	Table string
 	// Columns are the referencing table's columns, in the order of the referenced key.
 	Columns []string
+	// RefColumns are the referenced columns, in the same order; empty when the catalog
+	// does not say (SQLite's reference to a primary key by table alone).
+	RefColumns []string
 	// Parent is the referenced table: the swept table, or the child named so.
 	Parent string
 	// parentChild is the referenced child; nil when it is the swept table.
@@ -86,10 +89,13 @@ func (t *Table) referencesTo(ctx context.Context, table string) ([]reference, er
 		Table      string `bun:"relname"`
 		Visible    bool   `bun:"visible"`
 		Columns    string `bun:"columns"`
+		RefColumns string `bun:"ref_columns"`
 	}
 	err := t.db.NewRaw(`SELECT c.conname, n.nspname, r.relname, pg_table_is_visible(r.oid) AS visible,
 			array_to_string(ARRAY(SELECT a.attname FROM unnest(c.conkey) WITH ORDINALITY k(attnum, ord)
-				JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = k.attnum ORDER BY k.ord), ',') AS columns
+				JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = k.attnum ORDER BY k.ord), ',') AS columns,
+			array_to_string(ARRAY(SELECT a.attname FROM unnest(c.confkey) WITH ORDINALITY k(attnum, ord)
+				JOIN pg_attribute a ON a.attrelid = c.confrelid AND a.attnum = k.attnum ORDER BY k.ord), ',') AS ref_columns
 		FROM pg_constraint c JOIN pg_class r ON r.oid = c.conrelid JOIN pg_namespace n ON n.oid = r.relnamespace
 		WHERE c.contype = 'f' AND c.confrelid = to_regclass(?) AND c.conrelid <> c.confrelid AND c.confdeltype IN ('a', 'r')
 		ORDER BY n.nspname, r.relname, c.conname`, regclass(table)).Scan(ctx, &rows)
@@ -102,18 +108,19 @@ func (t *Table) referencesTo(ctx context.Context, table string) ([]reference, er
 		if !r.Visible {
 			name = r.Schema + "." + r.Table
 		}
-		refs[i] = reference{Constraint: r.Constraint, Table: name, Columns: strings.Split(r.Columns, ",")}
+		refs[i] = reference{Constraint: r.Constraint, Table: name, Columns: strings.Split(r.Columns, ","), RefColumns: strings.Split(r.RefColumns, ",")}
 	}
 	return refs, nil
 }
 
 func (t *Table) referencesToSQLite(ctx context.Context, table string) ([]reference, error) {
 	var rows []struct {
-		Table  string `bun:"name"`
-		ID     int    `bun:"id"`
-		Column string `bun:"from"`
+		Table  string  `bun:"name"`
+		ID     int     `bun:"id"`
+		Column string  `bun:"from"`
+		To     *string `bun:"to"`
 	}
-	err := t.db.NewRaw(`SELECT m.name, f.id, f."from" FROM sqlite_master m JOIN pragma_foreign_key_list(m.name) f
+	err := t.db.NewRaw(`SELECT m.name, f.id, f."from", f."to" FROM sqlite_master m JOIN pragma_foreign_key_list(m.name) f
 		WHERE m.type = 'table' AND lower(f."table") = lower(?) AND lower(m.name) <> lower(?)
 			AND upper(f.on_delete) IN ('NO ACTION', 'RESTRICT')
 		ORDER BY m.name, f.id, f.seq`, sqliteTable(table), sqliteTable(table)).Scan(ctx, &rows)
@@ -127,6 +134,9 @@ func (t *Table) referencesToSQLite(ctx context.Context, table string) ([]referen
 		}
 		last := &refs[len(refs)-1]
 		last.Columns = append(last.Columns, r.Column)
+		if r.To != nil {
+			last.RefColumns = append(last.RefColumns, *r.To)
+		}
 	}
 	return refs, nil
 }

@@ -25,6 +25,9 @@ type tableSweep struct {
 	// setAside are the quarantined keys (KeyText) not yet due past the first
 	// maxExcluded: a batch that meets one sets it aside instead of trying it again.
 	setAside map[string]bool
+	// refs are the unlisted references a failed batch checks for itself (directReferences).
+	refs     []reference
+	refsRead bool
 	due      map[string]bool // quarantined keys (KeyText) due for another try
 	pg       *pinnedSweep    // PostgreSQL: one connection for the sweep (and its lock)
 	pid      int             // its backend, to cancel a statement with
