@@ -16,7 +16,7 @@ import (
 // when err is no row of a table held by something (a cleanup's skip, say).
 func heldCause(err error) (string, bool) {
 	if errors.Is(err, passes.ErrQuarantined) {
-		return "in quarantine, not due", true
+		return quarantinedCause, true
 	}
 	var row *passes.RowError
 	if !errors.As(err, &row) {
@@ -31,6 +31,21 @@ func heldCause(err error) (string, bool) {
 		return "table " + row.Table, true
 	}
 	return row.Err.Error(), true
+}
+
+// quarantinedCause is the cause of rows held in quarantine, not due for another try:
+// known from an earlier sweep, so a summary of only these is not news.
+const quarantinedCause = "in quarantine, not due"
+
+// heldNews reports whether a summary names a cause other than the quarantine's: rows
+// the sweep found held, worth a warning; the quarantine's own are an info line.
+func heldNews(by map[string]int) bool {
+	for cause := range by {
+		if cause != quarantinedCause {
+			return true
+		}
+	}
+	return false
 }
 
 // heldSummary writes the counts by cause, most rows first: "constraint x_fkey on x:

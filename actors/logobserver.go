@@ -67,8 +67,14 @@ func (o *LogObserver) Observe(e Event) error {
 			l.WithField("sweep", e.Sweep).Info(PaceLine(*e.Pace))
 		}
 		if len(e.HeldBy) > 0 {
+			// A warning when the sweep met held rows; rows only in quarantine since an
+			// earlier sweep are an info line (the quarantine's summary tells of them).
+			level := logrus.InfoLevel
+			if heldNews(e.HeldBy) {
+				level = logrus.WarnLevel
+			}
 			l.WithFields(logrus.Fields{"sweep": e.Sweep, "held": heldTotal(e.HeldBy)}).
-				Warn("rows held in place, by cause: " + heldSummary(e.HeldBy))
+				Log(at(level), "rows held in place, by cause: "+heldSummary(e.HeldBy))
 		}
 	case PaceChanged:
 		l.WithFields(logrus.Fields{"sweep": e.Sweep, "reason": e.Reason, "batch": e.Batch, "delay": e.Delay,

@@ -24,6 +24,7 @@ func TestLogObserverLevels(t *testing.T) {
 		{RowSkipped{Name: "p", Key: 42, Err: errors.New("fk")}, "debug", "row skipped"},
 		{SweepDone{Name: "p", Reason: Held, HeldBy: map[string]int{"constraint export_job_audit_id_fkey on export_job": 7142, "in quarantine, not due": 3}}, "warning",
 			"rows held in place, by cause: constraint export_job_audit_id_fkey on export_job: 7142; in quarantine, not due: 3\" held=7145"},
+		{SweepDone{Name: "p", Reason: Held, HeldBy: map[string]int{"in quarantine, not due": 3}}, "info", "rows held in place, by cause: in quarantine, not due: 3"},
 		{PassStopped{Name: "p", Degraded: true, Err: errors.New("boom")}, "error", "pass stopped by supervision"},
 		{PassRestarted{Name: "p", Backoff: time.Second}, "info", "pass restarted"},
 	}

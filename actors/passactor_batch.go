@@ -108,7 +108,13 @@ func (r *batchReport) RowHeld(_ any, err error) {
 	r.count(err)
 }
 
-func (r *batchReport) count(err error) {
+// RowsLeftOut counts rows the sweep left out of its selects as held (rows in
+// quarantine): into the sweep's summary only, as they are in no batch.
+func (r *batchReport) RowsLeftOut(n int, err error) { r.countN(n, err) }
+
+func (r *batchReport) count(err error) { r.countN(1, err) }
+
+func (r *batchReport) countN(n int, err error) {
 	cause, ok := heldCause(err)
 	if !ok {
 		return
@@ -118,7 +124,7 @@ func (r *batchReport) count(err error) {
 	if r.causes == nil {
 		r.causes = map[string]int{}
 	}
-	r.causes[cause]++
+	r.causes[cause] += n
 }
 
 func (r *batchReport) takeCauses() map[string]int {

@@ -68,3 +68,19 @@ func ReportHeld(ctx context.Context, key any, err error) {
 		r.MoreWaiting()
 	}
 }
+
+// LeftOutReporter is a BatchReporter that also hears of rows a sweep leaves out of its
+// selects because they are held (rows in quarantine whose next attempt is not due): not
+// part of any batch, but part of the sweep's summary of held rows and of why it ends.
+type LeftOutReporter interface {
+	// RowsLeftOut: n rows stay in place, left out of the sweep's selects, because of err.
+	RowsLeftOut(n int, err error)
+}
+
+// ReportLeftOut tells the runtime that the sweep leaves n held rows out of its selects.
+// Without a LeftOutReporter in ctx it does nothing: the rows are in no batch's count.
+func ReportLeftOut(ctx context.Context, n int, err error) {
+	if r, ok := ctx.Value(batchReporterKey{}).(LeftOutReporter); ok && n > 0 {
+		r.RowsLeftOut(n, err)
+	}
+}

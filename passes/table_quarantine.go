@@ -191,6 +191,7 @@ func (s *tableSweep) loadQuarantine(ctx context.Context, db bun.IDB, cut cutoff)
 			s.setAside[e.Key] = true
 		}
 	}
+	ReportLeftOut(ctx, len(s.held), ErrQuarantined)
 	return s.releaseGone(ctx, db, cut, due)
 }
 

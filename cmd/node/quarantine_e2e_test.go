@@ -35,9 +35,9 @@ func TestQuarantineEndToEnd(t *testing.T) {
 		if first.code != 0 || second.code != 0 {
 			t.Fatalf("sweeps: exit %d, %d: %s%s", first.code, second.code, first.stderr, second.stderr)
 		}
-		// One summary of the held rows for the sweep that met the row, none per row; the
+		// One warning about the held rows, from the sweep that met the row, none per row; the
 		// key is in `quarantine list` below.
-		warnings := strings.Count(first.stderr+second.stderr, "rows held in place")
+		warnings := strings.Count(first.stderr+second.stderr, `level=warning msg="rows held in place`)
 		if warnings != 1 || !strings.Contains(first.stderr, "held=1") || strings.Contains(first.stderr+second.stderr, "row skipped") {
 			t.Fatalf("%d held-row summaries over two sweeps, want 1 counting 1 row and no per-row warning:\n%s\n---\n%s", warnings, first.stderr, second.stderr)
 		}
@@ -65,7 +65,7 @@ func TestQuarantineEndToEnd(t *testing.T) {
 		e.exec("DELETE FROM " + p + "invoice")
 		e.exec("UPDATE "+p+"quarantine SET next_attempt = ?", time.Now().Add(-time.Minute).UTC())
 		third := retention(t, "sweep", "--config", path, "--drain")
-		if third.code != 0 || e.count("1 = 1") != 0 || strings.Contains(third.stderr, "rows held in place") {
+		if third.code != 0 || e.count("1 = 1") != 0 || strings.Contains(third.stderr, `level=warning msg="rows held in place`) {
 			t.Fatalf("third sweep: exit %d, %d rows left:\n%s", third.code, e.count("1 = 1"), third.stderr)
 		}
 		if list := retention(t, "quarantine", "list", "--config", path); !strings.Contains(list.stdout, "no rows in quarantine") {
@@ -89,7 +89,7 @@ func TestQuarantineEndToEnd(t *testing.T) {
 			t.Fatalf("release: exit %d: %s%s", rel.code, rel.stdout, rel.stderr)
 		}
 		again := retention(t, "sweep", "--config", path)
-		if !strings.Contains(again.stderr, "rows held in place") || statusQuarantined(t, path) != "1" {
+		if !strings.Contains(again.stderr, `level=warning msg="rows held in place`) || statusQuarantined(t, path) != "1" {
 			t.Fatalf("the released row was not tried again:\n%s", again.stderr)
 		}
 	})

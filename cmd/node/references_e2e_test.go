@@ -12,7 +12,7 @@ import (
 // the constraint (PostgreSQL) and the children: entry to add, and exits 2 under
 // strict_references; `sweep --drain` deletes the rest, ends with stop reason held (not
 // contended, not drained), and logs one summary of the held rows per sweep with their
-// count by cause instead of a warning per row.
+// count by cause instead of a warning per row; the next sweep ends held too.
 func TestUnlistedReferenceHeldNotContended(t *testing.T) {
 	eachDriver(t, func(t *testing.T, e *env) {
 		p := e.prefix
@@ -72,6 +72,16 @@ func TestUnlistedReferenceHeldNotContended(t *testing.T) {
 		}
 		if left := e.count("id % 10 <> 0 AND state = 'done' AND id % 50 <> 1"); left != held {
 			t.Errorf("%d expired rows left, want the %d the export jobs hold", left, held)
+		}
+
+		// The next sweep leaves the quarantined rows out: it ends held as well, and says so
+		// at info, since the rows are no news.
+		again := retention(t, "sweep", "--progress", "never", "--config", path)
+		if fields := strings.Fields(lastLine(again.stdout)); again.code != 0 || len(fields) == 0 || fields[len(fields)-1] != "held" {
+			t.Errorf("the next sweep: exit %d, summary %q; want 0 and held\n%s", again.code, lastLine(again.stdout), again.stderr)
+		}
+		if !strings.Contains(again.stderr, `level=info msg="rows held in place, by cause: in quarantine, not due: `+strconv.Itoa(held)) {
+			t.Errorf("the next sweep does not count the %d rows in quarantine at info:\n%s", held, again.stderr)
 		}
 	})
 }
