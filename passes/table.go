@@ -29,8 +29,9 @@ import (
 // left alone.
 //
 // A batch whose transaction fails on a constraint (an unlisted table still referencing a
-// row, say) is bisected: each half is retried on its own until the offending rows are
-// isolated; each is reported with ReportSkipped (as a *RowError naming the constraint
+// row, say) first sets aside the rows the catalog's unlisted foreign keys reference and
+// the rows known to be in quarantine (table_heldrefs.go), then is bisected: each half is
+// retried on its own until the offending rows are isolated; each is reported with ReportSkipped (as a *RowError naming the constraint
 // and the referencing table when the database does) and left in place, and the others
 // are deleted. With a Quarantine (WithQuarantine) such a row is remembered across
 // sweeps: reported once, when it enters, and tried again only when its backoff is over.

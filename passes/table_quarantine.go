@@ -253,34 +253,31 @@ func (s *tableSweep) release(ctx context.Context, keys []string) error {
 
 // rowFailed handles a row whose delete failed on its own: without a quarantine, or for
 // a failure the next try may not meet, it is reported skipped; otherwise it is held in
-// quarantine, and reported skipped (warned about) only when it enters, held after. It
-// returns whether it reported the row skipped.
-func (s *tableSweep) rowFailed(ctx context.Context, key []any, err error) bool {
+// quarantine (see hold).
+func (s *tableSweep) rowFailed(ctx context.Context, key []any, err error) {
 	t := s.t
 	rerr := NewRowError(key, err)
 	if t.quarantine == nil || !quarantinable(err) {
 		ReportSkipped(ctx, t.reportedKey(key), rerr)
-		return true
+		return
 	}
-	return s.hold(ctx, rerr)
+	s.hold(ctx, rerr)
 }
 
-// hold keeps the row rerr names in quarantine and reports it: skipped when it enters,
-// held after (or skipped with both errors when the quarantine fails). It returns
-// whether it reported the row skipped.
-func (s *tableSweep) hold(ctx context.Context, rerr *RowError) bool {
+// hold keeps the row rerr names in quarantine and reports it: skipped when it enters
+// (the sweep's summary counts it; the node logs the row at debug), held after, and
+// skipped with both errors when the quarantine fails.
+func (s *tableSweep) hold(ctx context.Context, rerr *RowError) {
 	t, key := s.t, rerr.Key
 	entered, qerr := t.quarantine.Hold(ctx, t.name, rerr)
-	if qerr != nil {
+	switch {
+	case qerr != nil:
 		ReportSkipped(ctx, t.reportedKey(key), errors.Join(rerr, fmt.Errorf("quarantine: %w", qerr)))
-		return true
-	}
-	if entered {
+	case entered:
 		ReportSkipped(ctx, t.reportedKey(key), fmt.Errorf("entered quarantine: %w", rerr))
-	} else {
+	default:
 		ReportHeld(ctx, t.reportedKey(key), rerr)
 	}
-	return entered
 }
 
 // excluded is what every select of the sweep leaves out: the quarantined rows not yet
