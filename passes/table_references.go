@@ -31,7 +31,8 @@ type reference struct {
 // unlistedReferences returns the restricting foreign keys (NO ACTION or RESTRICT: a
 // CASCADE or SET NULL key is the database's own business and holds nothing) that point
 // at the swept table or a delete child from a table not listed under children for that
-// table. A table's references to itself are left out: children cannot list them.
+// table. A table's references to itself are left out: children cannot list them; so
+// are the copies PostgreSQL keeps on each partition of a partitioned table.
 func (t *Table) unlistedReferences(ctx context.Context) ([]reference, error) {
 	targets := []*childNode{nil}
 	for _, c := range t.children {
@@ -97,7 +98,7 @@ func (t *Table) referencesTo(ctx context.Context, table string) ([]reference, er
 			array_to_string(ARRAY(SELECT a.attname FROM unnest(c.confkey) WITH ORDINALITY k(attnum, ord)
 				JOIN pg_attribute a ON a.attrelid = c.confrelid AND a.attnum = k.attnum ORDER BY k.ord), ',') AS ref_columns
 		FROM pg_constraint c JOIN pg_class r ON r.oid = c.conrelid JOIN pg_namespace n ON n.oid = r.relnamespace
-		WHERE c.contype = 'f' AND c.confrelid = to_regclass(?) AND c.conrelid <> c.confrelid AND c.confdeltype IN ('a', 'r')
+		WHERE c.contype = 'f' AND c.confrelid = to_regclass(?) AND c.conrelid <> c.confrelid AND c.conparentid = 0 AND c.confdeltype IN ('a', 'r')
 		ORDER BY n.nspname, r.relname, c.conname`, regclass(table)).Scan(ctx, &rows)
 	if err != nil {
 		return nil, err
