@@ -54,7 +54,7 @@ type openRun struct {
 	name     string
 	start    time.Time
 	cutoff   time.Time
-	err      string  // the failure, for the metadata row's error column
+	err      string // the failure, for the metadata row's error column
 	progress ledger.Progress
 	written  time.Time // when progress was last written (first: the sweep's start)
 }
