@@ -18,6 +18,11 @@ import (
 // their Pending runs instead of starting one, and marks their work-queue rows Done. A
 // pass that supervision stops gets a dead letter linked to its last failed run.
 //
+// The runtime's routine loops (the run recovery) get a run only for a sweep that did
+// work or went wrong: their sweep's row is written at its first deleted or skipped row,
+// its failure, or its end, and an idle sweep writes none, so the Runs page shows the
+// passes' sweeps rather than a row every few seconds that says nothing happened.
+//
 // While a sweep runs, its counts are written to its row as batches complete, at most
 // once per ProgressInterval (and once more when it ends), so a node killed mid-sweep
 // leaves counts that undercount by at most one interval's batches.
@@ -45,8 +50,11 @@ const DefaultProgressInterval = time.Second
 
 // openRun is a sweep whose start was recorded and whose end was not yet.
 type openRun struct {
-	ids      []int64 // the first is the sweep's own row; more when requested sweeps coalesced
-	err      string  // the failure, for the metadata row's error column
+	ids      []int64 // the first is the sweep's own row; more when requested sweeps coalesced; none yet for a routine loop's sweep that found nothing so far
+	name     string
+	start    time.Time
+	cutoff   time.Time
+	err      string // the failure, for the metadata row's error column
 	progress ledger.Progress
 	written  time.Time // when progress was last written (first: the sweep's start)
 }
@@ -68,6 +76,10 @@ func (o *LedgerObserver) Observe(e Event) error {
 				return err
 			}
 		}
+		if len(ids) == 0 && routineLoop(e.Name) {
+			o.open(sweepKey{e.Name, e.Sweep}, nil, e) // written once it has something to say
+			return nil
+		}
 		if len(ids) == 0 {
 			id, err := o.Ledger.StartRun(ctx, e.Name, e.At, e.Cutoff, nil)
 			if err != nil {
@@ -75,21 +87,42 @@ func (o *LedgerObserver) Observe(e Event) error {
 			}
 			ids = []int64{id}
 		}
-		o.open(sweepKey{e.Name, e.Sweep}, ids, e.At)
+		o.open(sweepKey{e.Name, e.Sweep}, ids, e)
 	case BatchDone:
+		if e.Rows > 0 {
+			if err := o.write(ctx, sweepKey{e.Name, e.Sweep}); err != nil {
+				return err
+			}
+		}
 		return o.batchDone(ctx, e)
 	case RowSkipped:
+		if err := o.write(ctx, sweepKey{e.Name, e.Sweep}); err != nil {
+			return err
+		}
 		o.skipped(sweepKey{e.Name, e.Sweep})
 		return o.log(ctx, sweepKey{e.Name, e.Sweep}, "warning", fmt.Sprintf("row skipped: %v", e.Err), fmt.Sprint(e.Key))
 	case PassFailed:
+		if err := o.write(ctx, sweepKey{e.Name, e.Sweep}); err != nil {
+			return err
+		}
 		o.noteError(sweepKey{e.Name, e.Sweep}, e.Err)
 		return o.log(ctx, sweepKey{e.Name, e.Sweep}, "error", fmt.Sprintf("sweep failed: %v", e.Err), "")
 	case PassCancelled:
+		if err := o.write(ctx, sweepKey{e.Name, e.Sweep}); err != nil {
+			return err
+		}
 		return o.log(ctx, sweepKey{e.Name, e.Sweep}, "warning", fmt.Sprintf("batch cancelled: %v", e.Err), "")
 	case SweepDone:
 		run, ok := o.close(sweepKey{e.Name, e.Sweep})
-		if !ok {
-			return nil
+		if !ok || (len(run.ids) == 0 && idle(e)) {
+			return nil // not recorded at its start, or a routine loop that found nothing
+		}
+		if len(run.ids) == 0 {
+			id, err := o.Ledger.StartRun(ctx, run.name, run.start, run.cutoff, nil)
+			if err != nil {
+				return err
+			}
+			run.ids = []int64{id}
 		}
 		f := finishOf(e)
 		f.Error = run.err
@@ -162,20 +195,44 @@ func finishOf(e SweepDone) ledger.Finish {
 func (o *LedgerObserver) log(ctx context.Context, k sweepKey, level, msg, rowKey string) error {
 	o.mu.Lock()
 	run, ok := o.runs[k]
+	var id int64
+	if ok && len(run.ids) > 0 {
+		id = run.ids[0]
+	}
 	o.mu.Unlock()
-	if !ok {
+	if id == 0 {
 		return nil // the sweep's start was not recorded; that failure was reported then
 	}
-	return o.Ledger.Log(ctx, run.ids[0], level, clock.OrReal(o.Clock).Now(), msg, rowKey)
+	return o.Ledger.Log(ctx, id, level, clock.OrReal(o.Clock).Now(), msg, rowKey)
 }
 
-func (o *LedgerObserver) open(k sweepKey, ids []int64, at time.Time) {
+func (o *LedgerObserver) open(k sweepKey, ids []int64, e SweepStarted) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.runs == nil {
 		o.runs = map[sweepKey]*openRun{}
 	}
-	o.runs[k] = &openRun{ids: ids, written: at}
+	o.runs[k] = &openRun{ids: ids, name: e.Name, start: e.At, cutoff: e.Cutoff, written: e.At}
+}
+
+// write starts the row of an open sweep whose start was held back (a routine loop's),
+// now that it has something to record; a sweep with a row already is left alone.
+func (o *LedgerObserver) write(ctx context.Context, k sweepKey) error {
+	o.mu.Lock()
+	run, ok := o.runs[k]
+	pending := ok && len(run.ids) == 0
+	o.mu.Unlock()
+	if !pending {
+		return nil
+	}
+	id, err := o.Ledger.StartRun(ctx, run.name, run.start, run.cutoff, nil)
+	if err != nil {
+		return err
+	}
+	o.mu.Lock()
+	run.ids = []int64{id}
+	o.mu.Unlock()
+	return nil
 }
 
 // batchDone adds a batch to its run's counts and writes them when the last write is at

@@ -13,7 +13,9 @@ import (
 // LogObserver writes events to a logrus logger at levels that keep a healthy runtime
 // quiet: sweeps (one that runs elsewhere too) and restarts at info, batches and skipped
 // rows at debug, failures, cancellations and a sweep's one summary of the rows it left
-// held (by cause) at warning, a pass stopped by supervision at error.
+// held (by cause) at warning, a pass stopped by supervision at error. The runtime's own
+// routine loops (the run recovery) log at info only a sweep that did work or went wrong:
+// their start, their sweeps' starts and their idle sweeps are at debug.
 //
 // Configuration drift (a table or column gone) would otherwise repeat the same five
 // lines on every retry, so it gets one: a warning per failure saying what is missing and
@@ -38,6 +40,7 @@ type driftLog struct {
 func (o *LogObserver) Observe(e Event) error {
 	l := o.Logger.WithField("pass", e.PassName())
 	quiet, cleared := o.track(e)
+	quiet = quiet || routineQuiet(e)
 	at := func(normal logrus.Level) logrus.Level {
 		if quiet {
 			return logrus.DebugLevel
@@ -94,7 +97,7 @@ func (o *LogObserver) Observe(e Event) error {
 		if e.Degraded {
 			l.WithField("reason", e.Reason).WithError(e.Err).Error("pass stopped by supervision")
 		} else {
-			l.WithField("reason", e.Reason).Info("pass stopped")
+			l.WithField("reason", e.Reason).Log(at(logrus.InfoLevel), "pass stopped")
 		}
 	case SweepCloseFailed:
 		l.WithField("sweep", e.Sweep).WithError(e.Err).Warn("sweep close failed")

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/sirupsen/logrus"
+
 	"github.com/retentionkit/retention/core/clock"
 	"github.com/retentionkit/retention/core/polling"
 	"github.com/retentionkit/retention/passes/ledger"
@@ -12,8 +14,10 @@ import (
 
 // WorkQueuePoller claims requested sweeps ("sweep now", dead-letter retries) from the
 // ledger for its runtime's passes and triggers them. Every runtime sharing the database
-// polls; each request is claimed by exactly one. Each poll is recorded as a run under
-// ledger.NameWorkQueuePoller, which the metadata cleanup prunes.
+// polls; each request is claimed by exactly one. A poll that claimed something, or
+// failed, is recorded as a run under ledger.NameWorkQueuePoller (which the metadata
+// cleanup prunes); one that found the queue empty writes nothing, since it runs every
+// second and would otherwise fill the Runs page with polls that did nothing.
 type WorkQueuePoller struct {
 	Runtime *Runtime
 	Ledger  *ledger.Ledger
@@ -23,6 +27,9 @@ type WorkQueuePoller struct {
 	Interval time.Duration
 	// Reporter hears of failed polls; nil hears nothing.
 	Reporter polling.Reporter
+	// Logger hears, at info, of a poll that claimed requests (one that found the queue
+	// empty says nothing); nil logs nothing.
+	Logger logrus.FieldLogger
 	// Claimable names the passes whose requests this poller may claim; nil is every
 	// registered pass. Cluster mode narrows it to the identities this member owns, so a
 	// request is claimed by the member that runs its pass.
@@ -67,24 +74,26 @@ func (p *WorkQueuePoller) PollOnce(ctx context.Context) (int, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
-	// The poll's run is opened and closed on a context a stop does not cancel (bounded
-	// instead): a stop landing between two statements, or while the insert that opens
-	// the run is on the wire, must not leave the run InProgress.
+	// The poll's run is written on a context a stop does not cancel (bounded instead): a
+	// stop landing between two statements, or while the insert that opens the run is on
+	// the wire, must not leave the run InProgress. It is written only once the claim
+	// says there is something to record.
 	closing, cancel := context.WithTimeout(context.WithoutCancel(ctx), ledgerCloseTimeout)
 	defer cancel()
 	start := clk.Now()
-	run, err := p.Ledger.StartRun(closing, ledger.NameWorkQueuePoller, start, start, nil)
-	if err != nil {
-		return 0, err
-	}
 	claims, err := p.Ledger.ClaimWork(ctx, p.claimable(), 100, start)
 	if err != nil {
 		state := ledger.Failed
 		if ctx.Err() != nil {
 			state = ledger.Cancelled
 		}
-		_ = p.Ledger.FinishRun(closing, run, ledger.Finish{End: clk.Now(), State: state, Error: err.Error()})
+		if run, serr := p.Ledger.StartRun(closing, ledger.NameWorkQueuePoller, start, start, nil); serr == nil {
+			_ = p.Ledger.FinishRun(closing, run, ledger.Finish{End: clk.Now(), State: state, Error: err.Error()})
+		}
 		return 0, err
+	}
+	if len(claims) == 0 {
+		return 0, nil
 	}
 	for _, c := range claims {
 		if c.Retry {
@@ -100,6 +109,14 @@ func (p *WorkQueuePoller) PollOnce(ctx context.Context) (int, error) {
 			_ = p.Ledger.FinishRun(closing, c.RunID, ledger.Finish{End: clk.Now(), State: ledger.Failed, Error: fmt.Sprintf("not triggered: %v", terr)})
 			_ = p.Ledger.FinishWork(closing, []int64{c.RunID})
 		}
+	}
+	if p.Logger != nil {
+		p.Logger.WithFields(logrus.Fields{"pass": ledger.NameWorkQueuePoller, "claimed": len(claims)}).Info("requested sweeps claimed")
+	}
+	// The claims are served whether or not the poll's own run can be written.
+	run, err := p.Ledger.StartRun(closing, ledger.NameWorkQueuePoller, start, start, nil)
+	if err != nil {
+		return len(claims), err
 	}
 	return len(claims), p.Ledger.FinishRun(closing, run, ledger.Finish{End: clk.Now(), State: ledger.Completed, RowsDeleted: int64(len(claims)), StopReason: "claimed"})
 }

@@ -195,14 +195,15 @@ func statusCommand(o *options) *cobra.Command {
 }
 
 func (n *node) printStatus(ctx context.Context, w *tabwriter.Writer) error {
-	fmt.Fprintln(w, "PASS\tBACKLOG\tKEPT BY HOLDS\tQUARANTINED\tLAST RUN\tSTATE\tROWS\tSKIPPED (STILL THERE)\tREASON\tFAILED RUNS (LAST 50)\tNEXT SWEEP (ABOUT)")
-	quarantined := n.quarantineCounts(ctx)
+	// BACKLOG, HELD and QUARANTINED are passes.Backlog, as /metrics and the dashboard
+	// show them (docs/metrics.md).
+	fmt.Fprintln(w, "PASS\tBACKLOG\tHELD\tQUARANTINED\tLAST RUN\tSTATE\tROWS\tSKIPPED (STILL THERE)\tREASON\tFAILED RUNS (LAST 50)\tNEXT SWEEP (ABOUT)")
 	for i, t := range n.tables {
 		opts := n.regs[i].Options
-		backlog, kept := "-", "-"
+		backlog, held, quarantined := "-", "-", "-"
 		if opts.Enabled() {
-			if dry, err := t.DryRun(ctx, time.Now().Add(-*opts.RetentionPeriod)); err == nil {
-				backlog, kept = strconv.FormatInt(dry.Eligible, 10), strconv.FormatInt(dry.Blocked, 10)
+			if b, err := n.backlog(ctx, i, time.Now().Add(-*opts.RetentionPeriod)); err == nil {
+				backlog, held, quarantined = strconv.FormatInt(b.Deletable, 10), strconv.FormatInt(b.Held, 10), strconv.FormatInt(b.Quarantined, 10)
 			}
 		}
 		last, state, rows, skipped, reason, failed, next := "-", "-", "-", "-", "-", "-", "-"
@@ -226,7 +227,7 @@ func (n *node) printStatus(ctx context.Context, w *tabwriter.Writer) error {
 				}
 			}
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.Name(), backlog, kept, quarantined(t.Name()), last, state, rows, skipped, reason, failed, next)
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.Name(), backlog, held, quarantined, last, state, rows, skipped, reason, failed, next)
 	}
 	if err := w.Flush(); err != nil {
 		return err

@@ -25,13 +25,8 @@ func (n *node) registry(rt *actors.Runtime, m *metrics.Observer) (*prometheus.Re
 	for i, t := range n.tables {
 		tables[i] = metrics.Table{Table: t, Options: n.opts[i]}
 	}
-	// The ledger's quarantine counts join the held rows; without a ledger there is no
-	// quarantine and held rows are those block children keep.
-	var quarantine metrics.QuarantineCounter
-	if n.ledger != nil {
-		quarantine = n.ledger
-	}
-	backlog := metrics.NewBacklogCollector(tables, quarantine)
+	// Each table reads its quarantine from the ledger (none without one).
+	backlog := metrics.NewBacklogCollector(tables)
 	if n.ledger != nil {
 		backlog.Recorder = n.ledger
 	}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -125,19 +124,6 @@ func releaseKeys(arg string) ([]string, error) {
 		}
 	}
 	return keys, nil
-}
-
-// quarantineCounts returns, for `status`, how many rows each pass has in quarantine
-// ("-" without a ledger or when the count cannot be read).
-func (n *node) quarantineCounts(ctx context.Context) func(pass string) string {
-	if n.ledger == nil {
-		return func(string) string { return "-" }
-	}
-	counts, err := n.ledger.QuarantineCounts(ctx)
-	if err != nil {
-		return func(string) string { return "-" }
-	}
-	return func(pass string) string { return strconv.FormatInt(counts[pass], 10) }
 }
 
 func shownTime(t time.Time) string { return t.Local().Format(time.RFC3339) }

@@ -178,7 +178,7 @@ func (n *node) liveSettings(ctx context.Context, rt *actors.Runtime) *live.Polle
 // poller is the work-queue poller; in cluster mode it claims only what this member owns
 // and activates a placed pass (a drain helper) for its request.
 func (n *node) poller(rt *actors.Runtime) *actors.WorkQueuePoller {
-	p := &actors.WorkQueuePoller{Runtime: rt, Ledger: n.ledger}
+	p := &actors.WorkQueuePoller{Runtime: rt, Ledger: n.ledger, Logger: n.log}
 	if n.cluster != nil {
 		p.Claimable, p.Trigger = n.cluster.member.Owned, n.cluster.member.TriggerClaimed
 	}

@@ -72,7 +72,7 @@ func requireRFC3339InKolkata(t *testing.T, out string) {
 		f := strings.Fields(line)
 		switch {
 		case len(f) >= 10 && f[0] == "audit-log":
-			stamps = append(stamps, f[4], f[len(f)-1]) // LAST RUN (after PASS, BACKLOG, KEPT BY HOLDS, QUARANTINED), NEXT SWEEP
+			stamps = append(stamps, f[4], f[len(f)-1]) // LAST RUN (after PASS, BACKLOG, HELD, QUARANTINED), NEXT SWEEP
 		case len(f) == 5 && f[0] != "NODE":
 			stamps = append(stamps, f[3], f[4]) // STARTED, LAST HEARTBEAT
 		}

@@ -83,7 +83,7 @@ func run(ctx context.Context, out io.Writer, dbPath string, inspect func(addr st
 	if err := m.Register(reg, rt, metrics.Options{ReadyAfterFailures: 3}); err != nil {
 		return err
 	}
-	backlog := metrics.NewBacklogCollector([]metrics.Table{{Table: outbox, Options: outboxOpts}}, nil)
+	backlog := metrics.NewBacklogCollector([]metrics.Table{{Table: outbox, Options: outboxOpts}})
 	if err := reg.Register(backlog); err != nil {
 		return err
 	}

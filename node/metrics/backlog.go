@@ -18,13 +18,6 @@ type Table struct {
 	Options passes.Options
 }
 
-// QuarantineCounter counts the rows each pass holds in quarantine (their delete failed
-// on its own and is retried with backoff), by pass name. The run ledger provides it; nil
-// leaves quarantined rows out of the held count.
-type QuarantineCounter interface {
-	QuarantineCounts(ctx context.Context) (map[string]int64, error)
-}
-
 // BacklogRecorder keeps measurements for a history (the ledger's backlog samples, which
 // the dashboard charts).
 type BacklogRecorder interface {
@@ -34,8 +27,10 @@ type BacklogRecorder interface {
 // DefaultRecordEvery is the least time between two measurements a BacklogRecorder keeps.
 const DefaultRecordEvery = 5 * time.Minute
 
-// Backlog is one table pass's measurement. A nil field is a query that failed, Err says
-// why; ages are zero when there is no such row.
+// Backlog is one table pass's measurement: Rows, Held and Quarantined are
+// passes.Backlog's Deletable, Held and Quarantined, the one definition every reader
+// shows (docs/metrics.md, "Backlog, held and quarantined"). A nil field is a query that
+// failed, Err says why; ages are zero when there is no such row.
 type Backlog struct {
 	Pass                    string
 	Rows, Held, Quarantined *int64
@@ -45,14 +40,13 @@ type Backlog struct {
 
 // BacklogCollector reports, per table pass, the rows a sweep could delete now and how
 // old the oldest of them is, and apart from them the rows held (kept by a child with
-// on_delete: block, or quarantined) and the age of the oldest held row, so a drained
+// on_delete: block) with the age of the oldest, and the rows quarantined, so a drained
 // table with a few held rows does not alarm forever while one that fell behind shows.
 // All of these are queries, so results are kept for MaxAge instead of running on every
 // scrape; the dashboard reads the same cached measurement (Backlog), so its numbers are
 // the ones /metrics shows.
 type BacklogCollector struct {
-	tables     []Table
-	quarantine QuarantineCounter
+	tables []Table
 	// MaxAge is how long a measurement is served before the next scrape measures again.
 	MaxAge time.Duration
 	// Recorder, when set, keeps a measurement at most every RecordEvery
@@ -68,16 +62,17 @@ type BacklogCollector struct {
 	measured   []Backlog
 }
 
-// NewBacklogCollector measures tables; quarantine may be nil.
-func NewBacklogCollector(tables []Table, quarantine QuarantineCounter) *BacklogCollector {
+// NewBacklogCollector measures tables. A table's quarantined rows are those of the
+// quarantine it was built with (passes.Table.WithQuarantine).
+func NewBacklogCollector(tables []Table) *BacklogCollector {
 	pass := []string{"pass"}
 	return &BacklogCollector{
-		tables: tables, quarantine: quarantine, MaxAge: 30 * time.Second,
+		tables: tables, MaxAge: 30 * time.Second,
 		backlog:     prometheus.NewDesc("retention_backlog_rows", "Rows past their retention a sweep could delete now (a dry-run count).", pass, nil),
 		oldest:      prometheus.NewDesc("retention_oldest_deletable_age_seconds", "Age of the oldest row a sweep could delete; 0 when none. Held rows are left out.", pass, nil),
-		held:        prometheus.NewDesc("retention_held_rows", "Rows past their retention a sweep will not delete: kept by a block child or quarantined.", pass, nil),
+		held:        prometheus.NewDesc("retention_held_rows", "Rows past their retention a block child keeps (a legal hold); quarantined rows are counted apart.", pass, nil),
 		oldestHeld:  prometheus.NewDesc("retention_oldest_held_age_seconds", "Age of the oldest row kept by a block child; 0 when none.", pass, nil),
-		quarantined: prometheus.NewDesc("retention_quarantined_rows", "Rows in quarantine: their delete failed on its own and is retried with backoff.", pass, nil),
+		quarantined: prometheus.NewDesc("retention_quarantined_rows", "Rows past their retention in quarantine: their delete failed on its own and is retried with backoff.", pass, nil),
 	}
 }
 
@@ -138,8 +133,9 @@ func (c *BacklogCollector) record() {
 	}
 	samples := map[string]ledger.BacklogSample{}
 	for _, b := range c.measured {
-		if b.Rows != nil && b.Held != nil {
-			samples[b.Pass] = ledger.BacklogSample{Rows: *b.Rows, Held: *b.Held}
+		if b.Rows != nil && b.Held != nil && b.Quarantined != nil {
+			// The history keeps what a sweep would not delete as one figure.
+			samples[b.Pass] = ledger.BacklogSample{Rows: *b.Rows, Held: *b.Held + *b.Quarantined}
 		}
 	}
 	if len(samples) == 0 {
@@ -156,13 +152,6 @@ func (c *BacklogCollector) record() {
 func (c *BacklogCollector) measure() []Backlog {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	quarantined, qerr := map[string]int64{}, error(nil) // no quarantine: none is held there
-	if c.quarantine != nil {
-		var q map[string]int64
-		if q, qerr = c.quarantine.QuarantineCounts(ctx); qerr == nil {
-			quarantined = q
-		}
-	}
 	now := time.Now()
 	age := func(at time.Time, ok bool) *time.Duration {
 		d := time.Duration(0)
@@ -179,15 +168,8 @@ func (c *BacklogCollector) measure() []Backlog {
 		name, cutoff := t.Table.Name(), now.Add(-*t.Options.RetentionPeriod)
 		b := Backlog{Pass: name}
 		var errs []error
-		if qerr == nil {
-			b.Quarantined = ptr(quarantined[name])
-		} else {
-			errs = append(errs, qerr)
-		}
-		if dry, err := t.Table.DryRun(ctx, cutoff); err == nil {
-			// Quarantined rows are eligible to the dry run but held: they count there.
-			b.Rows = ptr(max(dry.Eligible-quarantined[name], 0))
-			b.Held = ptr(dry.Blocked + quarantined[name])
+		if bl, err := t.Table.Backlog(ctx, cutoff); err == nil {
+			b.Rows, b.Held, b.Quarantined = ptr(bl.Deletable), ptr(bl.Held), ptr(bl.Quarantined)
 		} else {
 			errs = append(errs, err)
 		}

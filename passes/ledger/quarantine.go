@@ -50,6 +50,7 @@ type Quarantine struct {
 	clock     clock.Clock
 	intervals map[string]time.Duration
 	warn      func(string)
+	summary   *quarantineSummary
 }
 
 var _ passes.Quarantine = (*Quarantine)(nil)
@@ -67,11 +68,12 @@ func (q *Quarantine) WithClock(c clock.Clock) *Quarantine {
 	return &cp
 }
 
-// WithWarnings returns the quarantine calling warn with the per-sweep summary of each
-// pass that has rows in quarantine ("2 rows in quarantine for pass orders").
+// WithWarnings returns the quarantine calling warn with a summary of a pass's
+// quarantine ("2 rows in quarantine for pass orders") when a sweep finds its count
+// changed, not at every sweep.
 func (q *Quarantine) WithWarnings(warn func(string)) *Quarantine {
 	cp := *q
-	cp.warn = warn
+	cp.warn, cp.summary = warn, &quarantineSummary{}
 	return &cp
 }
 
@@ -89,7 +91,7 @@ func (q *Quarantine) Backoff(pass string, attempts int64) time.Duration {
 }
 
 // Quarantined returns the pass's quarantined rows, each due when its next attempt has
-// come, and warns with a one-line summary when there are any.
+// come, and warns with a one-line summary when their number changed since it last did.
 func (q *Quarantine) Quarantined(ctx context.Context, pass string) ([]passes.QuarantinedKey, error) {
 	var rows []QuarantinedRow
 	err := q.ledger.db.NewSelect().Model(&rows).ModelTableExpr(q.ledger.table("quarantine")+" AS quarantined_row").
@@ -106,7 +108,7 @@ func (q *Quarantine) Quarantined(ctx context.Context, pass string) ([]passes.Qua
 			due++
 		}
 	}
-	if len(rows) > 0 && q.warn != nil {
+	if q.warn != nil && q.summary.changed(pass, len(rows)) && len(rows) > 0 {
 		q.warn(fmt.Sprintf("%d rows in quarantine for pass %s (%d due for another attempt in this sweep)", len(rows), pass, due))
 	}
 	return keys, nil

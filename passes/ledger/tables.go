@@ -68,3 +68,15 @@ func tablesUnder(ctx context.Context, db *bun.DB, prefix string) ([]string, erro
 	slices.Sort(under)
 	return under, nil
 }
+
+// HasTable reports whether the ledger's table name (without the prefix, "quarantine")
+// exists, so a read-only command on a ledger not migrated yet (a dry run before the
+// first `run` or `migrate`) can read it as empty instead of failing.
+func (l *Ledger) HasTable(ctx context.Context, name string) (bool, error) {
+	full := l.table(name)
+	under, err := tablesUnder(ctx, l.db, full)
+	if err != nil {
+		return false, err
+	}
+	return slices.ContainsFunc(under, func(t string) bool { return strings.EqualFold(t, full) }), nil
+}
