@@ -90,7 +90,11 @@ func quarantineReleaseCommand(o *options) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(o.stdout, "released %s; the next sweep tries them again\n", counted(int(released), "row", "rows"))
+				them := "them"
+				if released == 1 {
+					them = "it"
+				}
+				fmt.Fprintf(o.stdout, "released %s; the next sweep tries %s again\n", counted(int(released), "row", "rows"), them)
 				return nil
 			})
 		},
