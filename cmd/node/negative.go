@@ -29,8 +29,10 @@ func valuesMayBeNegative(cmd *cobra.Command, args cobra.PositionalArgs) {
 		if help, _ := cmd.Flags().GetBool("help"); help {
 			return cmd.Help()
 		}
-		if err := cmd.Root().PersistentPreRunE(cmd, positional); err != nil {
-			return err // the root's checks ran before the flags were parsed: run them again
+		if pre := cmd.Root().PersistentPreRunE; pre != nil {
+			if err := pre(cmd, positional); err != nil {
+				return err // the root's checks ran before the flags were parsed: run them again
+			}
 		}
 		if err := args(cmd, positional); err != nil {
 			return err

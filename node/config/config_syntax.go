@@ -12,9 +12,10 @@ import (
 // yamlLinePrefix is how the YAML parser leads its messages: "yaml: line 6: ".
 var yamlLinePrefix = regexp.MustCompile(`^yaml: (line \d+: )?`)
 
-// maxSyntaxScanLines bounds the search for a syntax error's line (see syntaxError);
-// a longer file keeps the parser's own line.
-const maxSyntaxScanLines = 5000
+// maxSyntaxScanLines bounds the search for a syntax error's line (see syntaxError),
+// which parses the file once per line (about a second at this bound); a longer file
+// keeps the parser's own line.
+const maxSyntaxScanLines = 1000
 
 // syntaxError is the parser's error for raw as "line N: bad YAML: ...". The parser's
 // own line is where the construct it was reading began, counted from 0 for most
