@@ -27,6 +27,9 @@ func TestUnknownCommandsExit2(t *testing.T) {
 		{[]string{"settings", "frob"}, 2, `unknown command "frob" for "retention settings"`},
 		{[]string{"quarantine", "lst"}, 2, "did you mean list?"},
 		{[]string{"completion", "tcsh"}, 2, `unknown command "tcsh" for "retention completion"`},
+		{[]string{"help", "frob"}, 2, `unknown command "frob" for "retention"`},
+		{[]string{"help", "settings", "frob"}, 2, `unknown command "frob" for "retention settings"`},
+		{[]string{"help", "sweep"}, 0, "--no-ledger"},
 		{nil, 0, "Available Commands"},
 		{[]string{"settings"}, 0, "Available Commands"},
 	}

@@ -43,6 +43,15 @@ func addBuiltins(root *cobra.Command) {
 		switch c.Name() {
 		case "help":
 			c.Example = "  retention help sweep"
+			show := c.Run
+			c.RunE = func(cmd *cobra.Command, args []string) error {
+				// cobra's help prints "Unknown help topic" and succeeds
+				if target, rest, err := root.Find(args); err == nil && len(rest) > 0 {
+					return usageError{unknownCommand(target, rest[0])}
+				}
+				show(cmd, args)
+				return nil
+			}
 		case "completion":
 			asGroup(c)
 			c.Example = "  source <(retention completion bash)"
