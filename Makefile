@@ -8,9 +8,23 @@ STATICCHECK_VERSION ?= v0.8.2
 
 .PHONY: build run test bench lint fmt fuzz chaos cluster multinode
 
+# What `make build` stamps into the binary for `retention version` and --version: the tag
+# at HEAD, or else a pseudo-version in go build's own form (v0.0.0-TIME-COMMIT, +dirty with
+# uncommitted changes), the commit, its time and whether the tree was modified. Stamped
+# with -ldflags because go build's own VCS stamping is left out by go run, -buildvcs=false
+# and a tree without .git; outside a git checkout nothing is stamped. BIN moves the binary.
+BIN           ?= bin/retention
+BUILDINFO     := github.com/retentionkit/retention/node/buildinfo
+GIT_REVISION   = $(shell git rev-parse HEAD 2>/dev/null)
+GIT_TIME       = $(shell TZ=UTC git log -1 --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ 2>/dev/null)
+GIT_MODIFIED   = $(if $(shell git status --porcelain 2>/dev/null),true,false)
+GIT_PSEUDO     = v0.0.0-$(shell TZ=UTC git log -1 --format=%cd --date=format-local:%Y%m%d%H%M%S 2>/dev/null)-$(shell git rev-parse --short=12 HEAD 2>/dev/null)
+VERSION       ?= $(or $(shell git describe --tags --exact-match 2>/dev/null),$(GIT_PSEUDO))$(if $(filter true,$(GIT_MODIFIED)),+dirty)
+LDFLAGS        = $(if $(GIT_REVISION),-X $(BUILDINFO).linkedVersion=$(VERSION) -X $(BUILDINFO).linkedRevision=$(GIT_REVISION) -X $(BUILDINFO).linkedTime=$(GIT_TIME) -X $(BUILDINFO).linkedModified=$(GIT_MODIFIED))
+
 build:
 	$(GO) build ./...
-	$(GO) build -o bin/retention ./cmd/node
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/node
 
 # The main job on the embedded default: the node on the demo config, over a SQLite
 # database seeded afresh on every run (examples/demo), so each run shows the whole story;
@@ -19,7 +33,7 @@ build:
 run: export RETENTION_DEMO_DB ?= examples/demo/demo.db
 run: export RETENTION_DEMO_ADMIN ?= 127.0.0.1:9464
 run:
-	$(GO) build -o bin/retention ./cmd/node
+	$(GO) build -ldflags '$(LDFLAGS)' -o bin/retention ./cmd/node
 	$(GO) run ./examples/demo/seed -db "$$RETENTION_DEMO_DB" -admin "$$RETENTION_DEMO_ADMIN"
 	./bin/retention run --config examples/demo/retention.yaml
 

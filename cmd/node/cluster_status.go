@@ -62,6 +62,6 @@ func (n *node) printCluster(ctx context.Context, out io.Writer) error {
 	if herr != nil {
 		fmt.Fprintf(out, "lock holders: not read: %s\n", passes.RedactText(herr.Error(), n.cfg.Database.DSN))
 	}
-	_, err = fmt.Fprintf(out, "cluster %s: %d members\n", n.clusterOptions().Name, len(snap.Members))
+	_, err = fmt.Fprintf(out, "cluster %s: %s\n", n.clusterOptions().Name, counted(len(snap.Members), "member", "members"))
 	return err
 }

@@ -30,7 +30,7 @@ func validateCommand(o *options) *cobra.Command {
 				if err := n.startupValidate(cmd.Context()); err != nil {
 					return err
 				}
-				fmt.Fprintf(o.stdout, "ok: %d passes\n", len(n.regs))
+				fmt.Fprintf(o.stdout, "ok: %s\n", counted(len(n.regs), "pass", "passes"))
 				return nil
 			})
 		},
@@ -49,7 +49,7 @@ func migrateCommand(o *options) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(o.stdout, "applied %d migrations %v\n", len(applied), applied)
+				fmt.Fprintf(o.stdout, "applied %s %v\n", counted(len(applied), "migration", "migrations"), applied)
 				return nil
 			})
 		},
@@ -86,7 +86,7 @@ func triggerCommand(o *options) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return o.withLedger(cmd.Context(), "trigger", func(n *node) error {
 				if !n.hasPass(args[0]) {
-					return badConfig(fmt.Errorf("trigger: no pass %q in the configuration", args[0]))
+					return badConfig(fmt.Errorf("trigger: no pass %q in the configuration (passes: %s)", args[0], strings.Join(n.passNames(), ", ")))
 				}
 				c, err := n.ledger.RequestSweep(cmd.Context(), args[0], time.Now())
 				if err != nil {
@@ -138,13 +138,17 @@ func retryCommand(o *options) *cobra.Command {
 }
 
 func settingsCommand(o *options) *cobra.Command {
-	settings := &cobra.Command{Use: "settings", Short: "Change runtime settings every node reads from the ledger"}
-	settings.AddCommand(&cobra.Command{
+	settings := asGroup(&cobra.Command{
+		Use:   "settings",
+		Short: "Change runtime settings every node reads from the ledger",
+		Example: "  retention settings set --config retention.yaml pass.audit-log.batch_size 200\n" +
+			"  retention settings unset --config retention.yaml pass.audit-log.batch_size",
+	})
+	set := &cobra.Command{
 		Use:   "set KEY VALUE",
 		Short: "Set a runtime setting (metadata_cleanup.retention_period, pass.NAME.batch_size|batch_delay|sweep_interval|pacing)",
 		Example: "  retention settings set --config retention.yaml metadata_cleanup.retention_period 2h\n" +
 			"  retention settings set --config retention.yaml pass.audit-log.batch_size 200",
-		Args: exactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if strings.HasPrefix(args[0], ledger.PassSettingPrefix) {
 				return o.setPassSetting(cmd.Context(), args[0], args[1])
@@ -164,8 +168,9 @@ func settingsCommand(o *options) *cobra.Command {
 				return nil
 			})
 		},
-	})
-	settings.AddCommand(settingsUnsetCommand(o))
+	}
+	valuesMayBeNegative(set, exactArgs(2)) // a value such as -1 reaches its check
+	settings.AddCommand(set, settingsUnsetCommand(o))
 	return settings
 }
 

@@ -105,7 +105,7 @@ func (d *drainer) after(ctx context.Context, e actors.SweepDone) verdict {
 		st.stalled, st.wait = now, drainBackoffStart
 	}
 	if now.Add(st.wait).Sub(st.stalled) > d.bound {
-		return verdict{err: st.gaveUp(e.Name, fmt.Sprintf(", still there after %d more sweeps over %v", st.retries, now.Sub(st.stalled).Round(time.Second)))}
+		return verdict{err: st.gaveUp(e.Name, fmt.Sprintf(", still there after %s over %v", counted(st.retries, "more sweep", "more sweeps"), now.Sub(st.stalled).Round(time.Second)))}
 	}
 	v := verdict{again: true, wait: st.wait}
 	st.retries++
@@ -114,7 +114,7 @@ func (d *drainer) after(ctx context.Context, e actors.SweepDone) verdict {
 }
 
 func (st *drainState) gaveUp(pass, tail string) error {
-	return fmt.Errorf("%s: %d expired rows left (%s)%s", pass, st.left, st.why, tail)
+	return fmt.Errorf("%s: %s left (%s)%s", pass, counted(st.left, "expired row", "expired rows"), st.why, tail)
 }
 
 // leftBecause says why a sweep that ended for e's reason left expired rows behind.

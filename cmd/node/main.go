@@ -58,6 +58,7 @@ type options struct {
 	config    string
 	logFormat string
 	existing  bool // open the database only if it exists, changing nothing (validate)
+	noLedger  bool // leave the ledger out whatever the file says (sweep --no-ledger)
 	stdout    io.Writer
 	stderr    io.Writer
 }
@@ -86,17 +87,18 @@ func (o *options) open(ctx context.Context) (*node, error) {
 	if o.config == "" {
 		return nil, usageError{errors.New("--config FILE is required")}
 	}
-	return openNode(ctx, o.config, o.logger(), o.existing)
+	return openNodeWith(ctx, o.config, o.logger(), openFlags{existing: o.existing, noLedger: o.noLedger})
 }
 
 func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 	o := &options{stdout: stdout, stderr: stderr}
-	root := &cobra.Command{
+	root := asGroup(&cobra.Command{
 		Use:           "retention",
 		Short:         "Delete expired rows on a schedule, in bounded, paced batches",
+		Example:       "  retention validate --config retention.yaml\n  retention run --config retention.yaml",
 		SilenceUsage:  true,
 		SilenceErrors: true,
-	}
+	})
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
@@ -109,6 +111,7 @@ func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 		pauseCommand(o), resumeCommand(o),
 	)
 	addVersion(root)
+	addBuiltins(root)
 	return root
 }
 

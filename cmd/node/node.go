@@ -51,6 +51,19 @@ type node struct {
 // openNode loads and validates the configuration and opens its database; with existing,
 // it never creates one (see passes.OpenExisting).
 func openNode(ctx context.Context, path string, log *logrus.Logger, existing bool) (*node, error) {
+	return openNodeWith(ctx, path, log, openFlags{existing: existing})
+}
+
+// openFlags say how a command opens the node, beyond what the file says.
+type openFlags struct {
+	existing bool // never create the database (validate)
+	noLedger bool // leave the ledger out whatever the file says (sweep --no-ledger)
+}
+
+// openNodeWith is openNode with every flag. Without the ledger nothing is recorded and
+// nothing quarantined: a one-off run touches no table but the passes' own.
+func openNodeWith(ctx context.Context, path string, log *logrus.Logger, flags openFlags) (*node, error) {
+	existing := flags.existing
 	cfg, err := config.LoadConfig(path)
 	if err != nil {
 		return nil, badConfig(err)
@@ -78,7 +91,7 @@ func openNode(ctx context.Context, path string, log *logrus.Logger, existing boo
 		return nil, shown
 	}
 	n := &node{cfg: cfg, db: db, log: log}
-	if cfg.LedgerEnabled() {
+	if cfg.LedgerEnabled() && !flags.noLedger {
 		n.ledger, _ = ledger.New(db, cfg.LedgerPrefix())
 	}
 	built, err := cfg.TablePasses()

@@ -71,7 +71,7 @@ func isTerminal(w io.Writer) bool {
 type lines struct{ w io.Writer }
 
 func (l lines) batch(e actors.BatchDone) {
-	fmt.Fprintf(l.w, "%s: batch %d deleted %d rows\n", e.Name, e.Batch, e.Rows)
+	fmt.Fprintf(l.w, "%s: batch %d deleted %s\n", e.Name, e.Batch, counted(e.Rows, "row", "rows"))
 }
 func (lines) passDone(string) {}
 func (lines) wait()           {}

@@ -18,7 +18,12 @@ import (
 // quarantineCommand lists and releases the rows the table passes hold in quarantine:
 // rows whose delete failed on its own, tried again with a backoff.
 func quarantineCommand(o *options) *cobra.Command {
-	q := &cobra.Command{Use: "quarantine", Short: "List or release the rows a pass could not delete (see docs/ledger.md)"}
+	q := asGroup(&cobra.Command{
+		Use:   "quarantine",
+		Short: "List or release the rows a pass could not delete (see docs/ledger.md)",
+		Example: "  retention quarantine list --config retention.yaml --pass audit-log\n" +
+			"  retention quarantine release --config retention.yaml --pass audit-log 42",
+	})
 	q.AddCommand(quarantineListCommand(o), quarantineReleaseCommand(o))
 	return q
 }
@@ -84,7 +89,11 @@ func quarantineReleaseCommand(o *options) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(o.stdout, "released %d rows; the next sweep tries them again\n", released)
+				them := "them"
+				if released == 1 {
+					them = "it"
+				}
+				fmt.Fprintf(o.stdout, "released %s; the next sweep tries %s again\n", counted(int(released), "row", "rows"), them)
 				return nil
 			})
 		},

@@ -85,7 +85,7 @@ func TestQuarantineEndToEnd(t *testing.T) {
 			}
 		}
 		rel := retention(t, "quarantine", "release", "--config", path, "--pass", "audit-log", "9")
-		if rel.code != 0 || !strings.Contains(rel.stdout, "released 1 rows") {
+		if rel.code != 0 || !strings.Contains(rel.stdout, "released 1 row; the next sweep tries it again") {
 			t.Fatalf("release: exit %d: %s%s", rel.code, rel.stdout, rel.stderr)
 		}
 		again := retention(t, "sweep", "--config", path)

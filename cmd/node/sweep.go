@@ -17,7 +17,7 @@ import (
 
 func sweepCommand(o *options) *cobra.Command {
 	var only []string
-	var drain, dry bool
+	var drain, dry, noLedger bool
 	var retry time.Duration
 	var progressMode string
 	cmd := &cobra.Command{
@@ -25,13 +25,18 @@ func sweepCommand(o *options) *cobra.Command {
 		Short: "Sweep the passes once, now",
 		Example: `  retention sweep --config retention.yaml
   retention sweep --config retention.yaml --pass audit-log --drain
-  retention sweep --config retention.yaml --dry-run`,
+  retention sweep --config retention.yaml --dry-run
+  retention sweep --config retention.yaml --drain --no-ledger`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkSweepFlags(progressMode, retry); err != nil {
+				return err
+			}
+			o.noLedger = noLedger
 			return o.withNode(cmd.Context(), func(n *node) error {
 				for _, name := range only {
 					if !n.hasPass(name) {
-						return badConfig(fmt.Errorf("--pass %q: no such pass in the configuration", name))
+						return badConfig(fmt.Errorf("--pass %q: no such pass in the configuration (passes: %s)", name, strings.Join(n.passNames(), ", ")))
 					}
 				}
 				if err := n.startupValidate(cmd.Context()); err != nil {
@@ -56,7 +61,23 @@ func sweepCommand(o *options) *cobra.Command {
 		"with --drain, how long to keep sweeping again, with a backoff, for rows a sweep could not reach (locked by other transactions, batches that timed out)")
 	cmd.Flags().BoolVar(&dry, "dry-run", false, "count what would be deleted; delete nothing")
 	cmd.Flags().StringVar(&progressMode, "progress", "auto", "progress bars: auto (on a terminal), always or never")
+	cmd.Flags().BoolVar(&noLedger, "no-ledger", false,
+		"a one-off sweep that neither creates nor writes the ledger's tables (no runs recorded, no quarantine: a row that cannot be deleted is skipped)")
 	return cmd
+}
+
+// checkSweepFlags refuses flag values sweep cannot use, before anything is opened, so a
+// bad one is refused the same with --dry-run as without.
+func checkSweepFlags(progressMode string, retry time.Duration) error {
+	switch progressMode {
+	case "auto", "always", "never":
+	default:
+		return usageError{fmt.Errorf("--progress %q: want auto, always or never", progressMode)}
+	}
+	if retry < 0 {
+		return usageError{fmt.Errorf("--drain-retry %v: must not be negative", retry)}
+	}
+	return nil
 }
 
 func (n *node) selected(only []string) []int {
@@ -107,14 +128,6 @@ func (t *sweepTotals) add(e actors.SweepDone) {
 // timed out, and, with --drain, when expired rows are left at the end.
 func (n *node) sweep(ctx context.Context, only []string, drain bool, retry time.Duration, progressMode string, o *options) error {
 	idx := n.selected(only)
-	switch progressMode {
-	case "auto", "always", "never":
-	default:
-		return usageError{fmt.Errorf("--progress %q: want auto, always or never", progressMode)}
-	}
-	if retry < 0 {
-		return usageError{fmt.Errorf("--drain-retry %v: must not be negative", retry)}
-	}
 	var names []string
 	for _, i := range idx {
 		names = append(names, n.regs[i].Name)
@@ -209,7 +222,7 @@ func timedOut(e actors.SweepDone) error {
 	if e.Reason != actors.Cancelled {
 		return nil
 	}
-	return fmt.Errorf("%s: a batch timed out (see batch_timeout) after %d rows were deleted", e.Name, e.Rows)
+	return fmt.Errorf("%s: a batch timed out (see batch_timeout) after %s deleted", e.Name, counted(e.Rows, "row was", "rows were"))
 }
 
 // countTimeout bounds the count that ends a drain, so a table another session holds
@@ -248,7 +261,7 @@ func printSummary(o *options, names []string, totals map[string]*sweepTotals) er
 	}
 	var errs []error
 	if len(failed) > 0 {
-		errs = append(errs, fmt.Errorf("%d passes failed: %s", len(failed), strings.Join(failed, "; ")))
+		errs = append(errs, fmt.Errorf("%s failed: %s", counted(len(failed), "pass", "passes"), strings.Join(failed, "; ")))
 	}
 	if len(left) > 0 {
 		errs = append(errs, fmt.Errorf("not done: %s", strings.Join(left, "; ")))

@@ -3,7 +3,9 @@ package main
 import (
 	"bufio"
 	"context"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -75,5 +77,49 @@ func TestVersionPrintsTheBuildInfo(t *testing.T) {
 func TestVersionTakesNoArguments(t *testing.T) {
 	if r := retention(t, "version", "extra"); r.code != 2 {
 		t.Fatalf("version extra: exit %d, want 2 (%s)", r.code, r.stderr)
+	}
+}
+
+// `make build` stamps a version and the revision even where the toolchain stamps
+// nothing (here forced with -buildvcs=false, as go run and trees without .git do).
+func TestMakeBuildStampsTheVersion(t *testing.T) {
+	t.Parallel()
+	for _, tool := range []string{"make", "git"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("no %s: %v", tool, err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute) // a bound on a hang
+	defer cancel()
+	git := func(args ...string) string {
+		out, err := exec.CommandContext(ctx, "git", args...).Output()
+		if err != nil {
+			t.Fatalf("git %s: %v", strings.Join(args, " "), err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	top := git("rev-parse", "--show-toplevel")
+	bin := filepath.Join(t.TempDir(), "retention")
+	mk := exec.CommandContext(ctx, "make", "-s", "-C", top, "build", "BIN="+bin)
+	mk.Env = append(os.Environ(), "GOFLAGS=-buildvcs=false")
+	if out, err := mk.CombinedOutput(); err != nil {
+		t.Fatalf("make build: %v\n%s", err, out)
+	}
+	want := "revision: " + git("rev-parse", "HEAD")
+	if git("status", "--porcelain") != "" {
+		want += " (modified)"
+	}
+	for _, args := range [][]string{{"--version"}, {"version"}} {
+		out, err := exec.CommandContext(ctx, bin, args...).Output()
+		if err != nil {
+			t.Fatalf("retention %s: %v", args[0], err)
+		}
+		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+		if !slices.Contains(lines, want) {
+			t.Errorf("retention %s lacks %q:\n%s", args[0], want, out)
+		}
+		if lines[0] == "retention (devel)" || !strings.HasPrefix(lines[0], "retention v") {
+			t.Errorf("retention %s shows no version:\n%s", args[0], out)
+		}
 	}
 }

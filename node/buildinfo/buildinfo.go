@@ -25,15 +25,17 @@ type Info struct {
 // order LabelValues returns their values.
 func LabelNames() []string { return []string{"version", "revision", "goversion"} }
 
-// Read reads the build information the Go toolchain embedded in this binary.
-// A binary built without it (rare: only some exotic build modes) reports "(devel)" and
-// "unknown" instead of failing, since a version string must never stop the node.
+// Read reads the build information the Go toolchain embedded in this binary, with what
+// `make build` stamped at link time filling the fields the toolchain left unknown (go
+// run, -buildvcs=false). A binary built with neither reports "(devel)" and "unknown"
+// instead of failing, since a version string must never stop the node.
 func Read() Info {
 	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return Info{Version: "(devel)", Revision: "unknown", GoVersion: "unknown"}
+	b := Info{Version: "(devel)", Revision: "unknown", GoVersion: "unknown"}
+	if ok {
+		b = From(bi)
 	}
-	return From(bi)
+	return b.withLinked(linkedVersion, linkedRevision, linkedTime, linkedModified)
 }
 
 // From picks the fields we report out of the toolchain's record (exported for a

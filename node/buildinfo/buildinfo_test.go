@@ -79,3 +79,26 @@ func TestLabels(t *testing.T) {
 		t.Errorf("a clean build's revision label is %q", b.LabelValues()[1])
 	}
 }
+
+// What the link stamped fills only what the toolchain left unknown.
+func TestWithLinked(t *testing.T) {
+	t.Parallel()
+	unstamped := Info{Version: "(devel)", Revision: "unknown", GoVersion: "go1.26.8"}
+	stamped := Info{Version: "v1.2.0", Revision: "0123abcd", Time: "2026-12-01T10:00:00Z", GoVersion: "go1.26.8"}
+	tests := []struct {
+		name string
+		in   Info
+		link [4]string
+		want Info
+	}{
+		{"nothing stamped", unstamped, [4]string{}, unstamped},
+		{"stamped at link", unstamped, [4]string{"v0.0.0-20261203000000-abcdef012345+dirty", "abcdef0123456789", "2026-12-03T00:00:00Z", "true"},
+			Info{Version: "v0.0.0-20261203000000-abcdef012345+dirty", Revision: "abcdef0123456789", Time: "2026-12-03T00:00:00Z", Dirty: true, GoVersion: "go1.26.8"}},
+		{"the toolchain's record wins", stamped, [4]string{"v9", "ffff", "2030-01-01T00:00:00Z", "true"}, stamped},
+	}
+	for _, tc := range tests {
+		if got := tc.in.withLinked(tc.link[0], tc.link[1], tc.link[2], tc.link[3]); got != tc.want {
+			t.Errorf("%s: got %+v, want %+v", tc.name, got, tc.want)
+		}
+	}
+}

@@ -217,6 +217,7 @@ func (c *Config) Validate() error {
 	if _, err := c.CleanupPlan(); err != nil {
 		errs = append(errs, c.sectionErrors("metadata_cleanup", err)...)
 	}
+	sortByLine(errs)
 	return errors.Join(errs...)
 }
 

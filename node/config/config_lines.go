@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/retentionkit/retention/core"
@@ -88,4 +89,26 @@ func flatten(err error) []error {
 		return out
 	}
 	return []error{err}
+}
+
+// sortByLine orders errs by the line each one leads with ("line N: "), so a file's
+// problems read from top to bottom whatever order the checks ran in; errors that name
+// no line (a section missing from the file) come first, and errors on one line keep
+// their order.
+func sortByLine(errs []error) {
+	slices.SortStableFunc(errs, func(a, b error) int { return leadingLine(a) - leadingLine(b) })
+}
+
+// leadingLine is N of an error that reads "line N: ...", or 0.
+func leadingLine(err error) int {
+	rest, ok := strings.CutPrefix(err.Error(), "line ")
+	if !ok {
+		return 0
+	}
+	digits, _, ok := strings.Cut(rest, ": ")
+	n, convErr := strconv.Atoi(digits)
+	if !ok || convErr != nil {
+		return 0
+	}
+	return n
 }

@@ -24,13 +24,26 @@ func LoadConfig(path string) (*Config, error) {
 	}
 	c, err := parseConfig(raw, os.LookupEnv)
 	if err != nil {
-		return nil, fmt.Errorf("config %s: %w", path, err)
+		return nil, inFile(path, err)
 	}
 	if url := os.Getenv("RETENTION_DATABASE_URL"); url != "" {
 		c.Database.DSN = url
 		c.dsnFromEnv = true
 	}
 	return c, nil
+}
+
+// inFile leads each of err's messages (one a line when there are several) with
+// "config PATH: ", so every line of a read error says which file it is about.
+func inFile(path string, err error) error {
+	all := flatten(err)
+	if len(all) == 1 {
+		return fmt.Errorf("config %s: %w", path, err)
+	}
+	for i, e := range all {
+		all[i] = fmt.Errorf("config %s: %w", path, e)
+	}
+	return errors.Join(all...)
 }
 
 // parseConfig is LoadConfig on the file's bytes, with lookup reading the environment.
@@ -65,7 +78,7 @@ func parseDocument(raw []byte) (*yaml.Node, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, errEmptyConfig
 		}
-		return nil, err
+		return nil, syntaxError(raw, err)
 	}
 	var second yaml.Node
 	if err := dec.Decode(&second); !errors.Is(err, io.EOF) {
