@@ -146,6 +146,24 @@ func (h *Handler) setting(r *http.Request) outcome {
 	return outcome{target: target, detail: "set to " + d.String()}
 }
 
+// clearSetting removes the runtime override of the metadata cleanup's default retention,
+// as `retention settings unset` does: every node's next cleanup goes back to the file's
+// value (or the built-in default).
+func (h *Handler) clearSetting(r *http.Request) outcome {
+	target := ledger.SettingCleanupRetention
+	if h.cfg.Ledger == nil || h.cfg.Cleanup == nil {
+		return outcome{target: target, err: errors.New("the metadata cleanup is off"), code: http.StatusNotFound}
+	}
+	removed, err := h.cfg.Ledger.UnsetSetting(r.Context(), target)
+	switch {
+	case err != nil:
+		return outcome{target: target, err: err}
+	case !removed:
+		return outcome{target: target, err: errors.New("no override is set"), code: http.StatusConflict}
+	}
+	return outcome{target: target, detail: "override cleared; back to " + h.cfg.Cleanup.Retention.String()}
+}
+
 func statusOf(err error) int {
 	var nf *core.NotFoundError
 	var conflict *core.ConflictError

@@ -18,10 +18,13 @@ type settingsView struct {
 	Updated     time.Time
 	Effective   time.Duration
 	Source      string
-	Interval    time.Duration
-	BatchSize   int
-	Groups      []ledger.Group
-	Problems    []string
+	// FileSource is where the value without the override comes from: "file" or
+	// "default".
+	FileSource string
+	Interval   time.Duration
+	BatchSize  int
+	Groups     []ledger.Group
+	Problems   []string
 }
 
 func (v settingsView) problems() []string { return v.Problems }
@@ -36,6 +39,7 @@ func (h *Handler) settingsPage(r *request) (string, any) {
 	if h.cfg.CleanupDefaulted {
 		v.Source = "default"
 	}
+	v.FileSource = v.Source
 	var pr problems
 	d, updated, ok, err := h.cfg.Ledger.CleanupRetentionSetting(r.ctx)
 	pr.add("settings", err, h.cfg.Redact)

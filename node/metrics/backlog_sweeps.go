@@ -1,0 +1,113 @@
+package metrics
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/retentionkit/retention/actors"
+	"github.com/retentionkit/retention/passes/ledger"
+)
+
+// DefaultSweepSampleEvery is the least time between two samples of one pass that its
+// sweeps' ends keep: a pass sweeping every second would otherwise keep 172,800 samples in
+// the 48 hours the ledger holds them.
+const DefaultSweepSampleEvery = 10 * time.Second
+
+// SweepSampler keeps a backlog sample of a table pass at the end of each of its sweeps
+// (at most one a pass every Every), so the backlog chart fills while the node runs even
+// when nobody scrapes /metrics or opens the dashboard. It is an actors.Observer: the
+// runtime's observer hub tells it of every event, and it measures on a goroutine of its
+// own so a slow query never holds up the events of other passes.
+type SweepSampler struct {
+	c     *BacklogCollector
+	every time.Duration
+	now   func() time.Time
+
+	mu      sync.Mutex
+	pending map[string]bool
+	last    map[string]time.Time
+	wake    chan struct{}
+}
+
+// SampleSweeps returns the observer that keeps c's measurement of a table pass at each
+// of its sweeps' ends in c.Recorder, measuring until ctx ends. every <= 0 is
+// DefaultSweepSampleEvery. With no Recorder it keeps nothing.
+func (c *BacklogCollector) SampleSweeps(ctx context.Context, every time.Duration) *SweepSampler {
+	if every <= 0 {
+		every = DefaultSweepSampleEvery
+	}
+	s := &SweepSampler{c: c, every: every, now: time.Now, pending: map[string]bool{}, last: map[string]time.Time{}, wake: make(chan struct{}, 1)}
+	go s.loop(ctx)
+	return s
+}
+
+// Observe notes the end of a table pass's sweep; the loop measures it.
+func (s *SweepSampler) Observe(e actors.Event) error {
+	d, ok := e.(actors.SweepDone)
+	if !ok || s.c.Recorder == nil || s.table(d.Name) == nil {
+		return nil
+	}
+	s.mu.Lock()
+	s.pending[d.Name] = true
+	s.mu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default: // a wake-up is already due; it takes every pending pass
+	}
+	return nil
+}
+
+func (s *SweepSampler) table(name string) *Table {
+	for i := range s.c.tables {
+		if s.c.tables[i].Table.Name() == name {
+			return &s.c.tables[i]
+		}
+	}
+	return nil
+}
+
+func (s *SweepSampler) loop(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.wake:
+		}
+		for _, name := range s.due() {
+			s.sample(ctx, name)
+		}
+	}
+}
+
+// due takes the pending passes whose last sample is at least every old.
+func (s *SweepSampler) due() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now()
+	var out []string
+	for name := range s.pending {
+		if last, ok := s.last[name]; ok && now.Sub(last) < s.every {
+			continue
+		}
+		out = append(out, name)
+		s.last[name] = now
+	}
+	clear(s.pending)
+	return out
+}
+
+// sample measures one pass, with the collector's own measurement (the same definition
+// of backlog and held /metrics shows), and records it.
+func (s *SweepSampler) sample(ctx context.Context, name string) {
+	t := s.table(name)
+	one := &BacklogCollector{tables: []Table{*t}, quarantine: s.c.quarantine}
+	measured := one.measure()
+	if len(measured) != 1 || measured[0].Rows == nil || measured[0].Held == nil {
+		return // a measurement that failed is a gap in the chart, not a zero
+	}
+	b := measured[0]
+	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	_ = s.c.Recorder.RecordBacklog(rctx, s.now(), map[string]ledger.BacklogSample{name: {Rows: *b.Rows, Held: *b.Held}})
+}
