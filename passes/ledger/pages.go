@@ -10,7 +10,7 @@ import (
 // quarantine that can hold thousands of rows without reading them all on every refresh.
 func (l *Ledger) QuarantinePage(ctx context.Context, offset, limit int) ([]QuarantinedRow, int, error) {
 	rows := []QuarantinedRow{}
-	total, err := l.db.NewSelect().Model(&rows).ModelTableExpr(l.table("quarantine")+" AS quarantined_row").
+	total, err := l.db.NewSelect().Model(&rows).ModelTableExpr(l.table("quarantine") + " AS quarantined_row").
 		OrderExpr("pass_name, first_seen, row_key").Offset(int64(offset)).Limit(int64(limit)).ScanAndCount(ctx)
 	if err != nil {
 		return nil, 0, fmt.Errorf("ledger: quarantined rows %d-%d: %w", offset+1, offset+limit, err)
@@ -22,7 +22,7 @@ func (l *Ledger) QuarantinePage(ctx context.Context, offset, limit int) ([]Quara
 // many there are in all.
 func (l *Ledger) DeadLetterPage(ctx context.Context, offset, limit int) ([]DeadLetter, int, error) {
 	letters := []DeadLetter{}
-	total, err := l.db.NewSelect().Model(&letters).ModelTableExpr(l.table("dead_letter")+" AS dead_letter").
+	total, err := l.db.NewSelect().Model(&letters).ModelTableExpr(l.table("dead_letter") + " AS dead_letter").
 		OrderExpr("id DESC").Offset(int64(offset)).Limit(int64(limit)).ScanAndCount(ctx)
 	if err != nil {
 		return nil, 0, fmt.Errorf("ledger: dead letters %d-%d: %w", offset+1, offset+limit, err)
