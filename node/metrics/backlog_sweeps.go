@@ -16,7 +16,9 @@ const DefaultSweepSampleEvery = 10 * time.Second
 
 // SweepSampler keeps a backlog sample of a table pass at the end of each of its sweeps
 // (at most one a pass every Every), so the backlog chart fills while the node runs even
-// when nobody scrapes /metrics or opens the dashboard. It is an actors.Observer: the
+// when nobody scrapes /metrics or opens the dashboard. A sample equal to the pass's last
+// one is kept only when that one is DefaultRecordEvery old: a drained pass sweeping
+// every 15s keeps a sample every 5 minutes, not 11,520 identical ones in 48 hours. It is an actors.Observer: the
 // runtime's observer hub tells it of every event, and it measures on a goroutine of its
 // own so a slow query never holds up the events of other passes.
 type SweepSampler struct {
@@ -26,7 +28,9 @@ type SweepSampler struct {
 
 	mu      sync.Mutex
 	pending map[string]bool
-	last    map[string]time.Time
+	last    map[string]time.Time  // when each pass was last measured
+	kept    map[string]keptSample // each pass's last sample kept
+	counts  map[string]int        // measurements per pass
 	wake    chan struct{}
 }
 
@@ -37,7 +41,7 @@ func (c *BacklogCollector) SampleSweeps(ctx context.Context, every time.Duration
 	if every <= 0 {
 		every = DefaultSweepSampleEvery
 	}
-	s := &SweepSampler{c: c, every: every, now: time.Now, pending: map[string]bool{}, last: map[string]time.Time{}, wake: make(chan struct{}, 1)}
+	s := &SweepSampler{c: c, every: every, now: time.Now, pending: map[string]bool{}, last: map[string]time.Time{}, kept: map[string]keptSample{}, counts: map[string]int{}, wake: make(chan struct{}, 1)}
 	go s.loop(ctx)
 	return s
 }
@@ -106,8 +110,35 @@ func (s *SweepSampler) sample(ctx context.Context, name string) {
 	if len(measured) != 1 || measured[0].Rows == nil || measured[0].Held == nil {
 		return // a measurement that failed is a gap in the chart, not a zero
 	}
-	b := measured[0]
+	defer s.count(name)
+	b, now := measured[0], s.now()
+	sample := ledger.BacklogSample{Rows: *b.Rows, Held: *b.Held}
+	if k, ok := s.kept[name]; ok && k.sample == sample && now.Sub(k.at) < DefaultRecordEvery {
+		return // the chart already has this value; its line runs on to the next change
+	}
 	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	_ = s.c.Recorder.RecordBacklog(rctx, s.now(), map[string]ledger.BacklogSample{name: {Rows: *b.Rows, Held: *b.Held}})
+	if err := s.c.Recorder.RecordBacklog(rctx, now, map[string]ledger.BacklogSample{name: sample}); err == nil {
+		s.kept[name] = keptSample{sample: sample, at: now}
+	}
+}
+
+func (s *SweepSampler) count(name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.counts[name]++
+}
+
+// Measured says how many sweep ends of pass were measured (kept or not), so a caller
+// can tell a sample left out as unchanged from one not yet taken.
+func (s *SweepSampler) Measured(pass string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.counts[pass]
+}
+
+// keptSample is a pass's last sample the recorder kept, and when.
+type keptSample struct {
+	sample ledger.BacklogSample
+	at     time.Time
 }

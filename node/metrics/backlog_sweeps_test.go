@@ -17,7 +17,7 @@ import (
 
 // Every sweep's end keeps a backlog sample of its pass, with nobody scraping /metrics:
 // 30 expired rows, a sweep of at most one batch of 10, three sweeps, three samples of
-// 20, 10 and 0 rows.
+// 20, 10 and 0 rows; a fourth sweep finding the same 0 keeps none.
 func TestBacklogSampledAtEverySweepsEnd(t *testing.T) {
 	ctx := context.Background()
 	db, err := passes.Open(ctx, passes.DriverSQLite, filepath.Join(t.TempDir(), "app.db"))
@@ -71,7 +71,7 @@ func TestBacklogSampledAtEverySweepsEnd(t *testing.T) {
 	defer func() { _ = rt.Stop(ctx) }()
 
 	var rows []int64
-	for sweep := range 3 {
+	for sweep := range 4 {
 		select {
 		case <-swept:
 		case <-time.After(time.Minute): // a bound on a hang
@@ -85,7 +85,10 @@ func TestBacklogSampledAtEverySweepsEnd(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(hist) == sweep+1 {
+			if sweep == 3 && len(hist) == 3 && sampler.Measured("docs") == 4 {
+				break // measured, and not kept: the same as the last sample
+			}
+			if len(hist) == sweep+1 && sweep < 3 {
 				rows = append(rows, hist[sweep].Rows)
 				break
 			}
@@ -94,7 +97,7 @@ func TestBacklogSampledAtEverySweepsEnd(t *testing.T) {
 			}
 			<-tick.C
 		}
-		if sweep < 2 {
+		if sweep < 3 {
 			if err := rt.Trigger("docs"); err != nil {
 				t.Fatal(err)
 			}
@@ -102,5 +105,8 @@ func TestBacklogSampledAtEverySweepsEnd(t *testing.T) {
 	}
 	if fmt.Sprint(rows) != "[20 10 0]" {
 		t.Errorf("samples = %v; want [20 10 0], one at each sweep's end", rows)
+	}
+	if hist, _ := l.BacklogHistory(ctx, "docs", time.Time{}); len(hist) != 3 {
+		t.Errorf("%d samples after a fourth sweep that changed nothing; want 3", len(hist))
 	}
 }

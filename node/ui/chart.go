@@ -26,6 +26,7 @@ type chart struct {
 	Points        []point
 	First, Last   string // the time axis's ends
 	Empty         bool
+	Failed        int // the failed sweeps among the bars
 	// Figures are the chart's numbers in short (last, largest, total...), shown under it;
 	// Values are every bar's or sample's numbers, shown on demand.
 	Figures []figure
@@ -110,6 +111,7 @@ func sweepChart(runs []ledger.Run) chart {
 		{"total", fmt.Sprintf("%s rows in %d sweeps", thousands(total), len(runs))},
 		{"failed", fmt.Sprint(failed)},
 	}
+	c.Failed = failed
 	c.First, c.Last = stamp(runs[0].StartTime), stamp(last.StartTime)
 	return c
 }
