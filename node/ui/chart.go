@@ -26,7 +26,8 @@ type chart struct {
 	Points        []point
 	First, Last   string // the time axis's ends
 	Empty         bool
-	Failed        int // the failed sweeps among the bars
+	ID            string // the figure's id: sweeps-chart or backlog-chart
+	Failed        int    // the failed sweeps among the bars
 	// Figures are the chart's numbers in short (last, largest, total...), shown under it;
 	// Values are every bar's or sample's numbers, shown on demand.
 	Figures []figure
@@ -81,7 +82,7 @@ func axis(scale float64) []tick {
 // sweepChart draws the rows each finished sweep deleted, oldest on the left; a failed
 // sweep's bar is marked.
 func sweepChart(runs []ledger.Run) chart {
-	c := chart{Width: chartW, Height: chartH, PlotLeft: chartLeft, TickX: chartLeft - 6, LabelY: chartH / 2, YLabel: "rows deleted", Empty: len(runs) == 0}
+	c := chart{Width: chartW, Height: chartH, PlotLeft: chartLeft, TickX: chartLeft - 6, LabelY: chartH / 2, YLabel: "rows deleted", ID: "sweeps", Empty: len(runs) == 0}
 	if c.Empty {
 		return c
 	}
@@ -119,7 +120,7 @@ func sweepChart(runs []ledger.Run) chart {
 // backlogChart draws the backlog samples over time: the rows a sweep could delete, and
 // beside them the rows held (block children, quarantine), on one scale.
 func backlogChart(samples []ledger.BacklogSample) chart {
-	c := chart{Width: chartW, Height: chartH, PlotLeft: chartLeft, TickX: chartLeft - 6, LabelY: chartH / 2, YLabel: "rows", Empty: len(samples) == 0}
+	c := chart{Width: chartW, Height: chartH, PlotLeft: chartLeft, TickX: chartLeft - 6, LabelY: chartH / 2, YLabel: "rows", ID: "backlog", Empty: len(samples) == 0}
 	if c.Empty {
 		return c
 	}

@@ -225,7 +225,7 @@ func TestPassChartsInBrowser(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	srv := httptest.NewServer(mounted(t, ui.Config{Runtime: startedRuntime(t, "audit-log"), Ledger: l}))
+	srv := httptest.NewServer(mounted(t, ui.Config{Runtime: startedRuntime(t, "audit-log"), Ledger: l, Refresh: 200 * time.Millisecond}))
 	t.Cleanup(srv.Close)
 	do(t, ctx, chromedp.Navigate(srv.URL+"/ui/passes/audit-log"), chromedp.WaitVisible(chromedp.CSS("#backlog-chart")))
 	screenshot(t, ctx, "pass-charts")
@@ -243,6 +243,13 @@ func TestPassChartsInBrowser(t *testing.T) {
 		if visible := eval[bool](t, ctx, `(function(){ const r = document.querySelector('`+c.chart+` dl.figures').getBoundingClientRect(); return r.width > 0 && r.height > 0; })()`); !visible {
 			t.Errorf("%s: the figures are not visible", c.chart)
 		}
+	}
+	// The folded values, once opened, stay open when the page refreshes its live block.
+	do(t, ctx, chromedp.Click(chromedp.CSS("#sweeps-values summary")))
+	generation := eval[int](t, ctx, `Number(document.getElementById('live').dataset.generation)`)
+	waitFor(t, ctx, "a refresh of the live block", fmt.Sprintf(`Number(document.getElementById('live').dataset.generation) > %d`, generation))
+	if !eval[bool](t, ctx, `document.getElementById('sweeps-values').open && document.querySelectorAll('#sweeps-values li').length === 4`) {
+		t.Error("the opened values closed on refresh, or do not list the 4 sweeps")
 	}
 	colours := eval[map[string]string](t, ctx, `(function(){
 	  const o = {};
