@@ -16,7 +16,8 @@ const DefaultSweepSampleEvery = 10 * time.Second
 
 // SweepSampler keeps a backlog sample of a table pass at the end of each of its sweeps
 // (at most one a pass every Every), so the backlog chart fills while the node runs even
-// when nobody scrapes /metrics or opens the dashboard. A sample equal to the pass's last
+// when nobody scrapes /metrics or opens the dashboard. The pass's start is sampled too,
+// so the chart begins with the backlog its first sweep found. A sample equal to the pass's last
 // one is kept only when that one is DefaultRecordEvery old: a drained pass sweeping
 // every 15s keeps a sample every 5 minutes, not 11,520 identical ones in 48 hours. It is an actors.Observer: the
 // runtime's observer hub tells it of every event, and it measures on a goroutine of its
@@ -46,14 +47,23 @@ func (c *BacklogCollector) SampleSweeps(ctx context.Context, every time.Duration
 	return s
 }
 
-// Observe notes the end of a table pass's sweep; the loop measures it.
+// Observe notes a table pass's start (the backlog before its first sweep) and the end
+// of each of its sweeps; the loop measures it.
 func (s *SweepSampler) Observe(e actors.Event) error {
-	d, ok := e.(actors.SweepDone)
-	if !ok || s.c.Recorder == nil || s.table(d.Name) == nil {
+	var name string
+	switch e := e.(type) {
+	case actors.PassStarted:
+		name = e.Name
+	case actors.SweepDone:
+		name = e.Name
+	default:
+		return nil
+	}
+	if s.c.Recorder == nil || s.table(name) == nil {
 		return nil
 	}
 	s.mu.Lock()
-	s.pending[d.Name] = true
+	s.pending[name] = true
 	s.mu.Unlock()
 	select {
 	case s.wake <- struct{}{}:

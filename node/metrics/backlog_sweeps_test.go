@@ -11,13 +11,15 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/retentionkit/retention/actors"
+	"github.com/retentionkit/retention/core/clock"
 	"github.com/retentionkit/retention/passes"
 	"github.com/retentionkit/retention/passes/ledger"
 )
 
-// Every sweep's end keeps a backlog sample of its pass, with nobody scraping /metrics:
-// 30 expired rows, a sweep of at most one batch of 10, three sweeps, three samples of
-// 20, 10 and 0 rows; a fourth sweep finding the same 0 keeps none.
+// A pass's start and every sweep's end keep a backlog sample of the pass, with nobody
+// scraping /metrics: 30 expired rows, a sweep of at most one batch of 10, three sweeps,
+// samples of 30 (before the first sweep), 20, 10 and 0 rows; a fourth sweep finding the
+// same 0 keeps none.
 func TestBacklogSampledAtEverySweepsEnd(t *testing.T) {
 	ctx := context.Background()
 	db, err := passes.Open(ctx, passes.DriverSQLite, filepath.Join(t.TempDir(), "app.db"))
@@ -44,7 +46,10 @@ func TestBacklogSampledAtEverySweepsEnd(t *testing.T) {
 	}
 	opts := passes.DefaultOptions()
 	opts.RetentionPeriod = passes.Retain(30 * 24 * time.Hour)
-	opts.BatchSize, opts.MaxBatchesPerSweep, opts.MaxStartupStagger, opts.SweepInterval = 10, 1, 0, time.Hour
+	// The first sweep waits out a stagger on a manual clock, so the start's sample is
+	// taken before any row goes; the later sweeps are triggered.
+	opts.BatchSize, opts.MaxBatchesPerSweep, opts.MaxStartupStagger, opts.SweepInterval = 10, 1, time.Hour, 24*time.Hour
+	clk := clock.NewManual(time.Now())
 	c := NewBacklogCollector([]Table{{Table: tbl, Options: opts}}, l)
 	c.Recorder = l
 	sctx, stop := context.WithCancel(ctx)
@@ -56,7 +61,7 @@ func TestBacklogSampledAtEverySweepsEnd(t *testing.T) {
 	quiet.SetOutput(io.Discard)
 	// The sampler is told after the test's observer, so a sample may land after the
 	// test hears of the sweep: the test waits for the sample, not the sweep.
-	rt := actors.New(actors.Config{Logger: quiet, Observers: []actors.Observer{sampler, actors.ObserverFunc(func(e actors.Event) error {
+	rt := actors.New(actors.Config{Logger: quiet, Clock: clk, Observers: []actors.Observer{sampler, actors.ObserverFunc(func(e actors.Event) error {
 		if d, ok := e.(actors.SweepDone); ok {
 			swept <- d
 		}
@@ -70,13 +75,8 @@ func TestBacklogSampledAtEverySweepsEnd(t *testing.T) {
 	}
 	defer func() { _ = rt.Stop(ctx) }()
 
-	var rows []int64
-	for sweep := range 4 {
-		select {
-		case <-swept:
-		case <-time.After(time.Minute): // a bound on a hang
-			t.Fatalf("sweep %d did not end", sweep+1)
-		}
+	poll := func(what string, cond func([]ledger.BacklogSample) bool) []ledger.BacklogSample {
+		t.Helper()
 		deadline := time.Now().Add(time.Minute)
 		tick := time.NewTicker(20 * time.Millisecond) // polling the ledger for the outcome
 		defer tick.Stop()
@@ -85,17 +85,30 @@ func TestBacklogSampledAtEverySweepsEnd(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if sweep == 3 && len(hist) == 3 && sampler.Measured("docs") == 4 {
-				break // measured, and not kept: the same as the last sample
-			}
-			if len(hist) == sweep+1 && sweep < 3 {
-				rows = append(rows, hist[sweep].Rows)
-				break
+			if cond(hist) {
+				return hist
 			}
 			if time.Now().After(deadline) {
-				t.Fatalf("after sweep %d the ledger holds %d samples: %+v", sweep+1, len(hist), hist)
+				t.Fatalf("waiting for %s: the ledger holds %+v", what, hist)
 			}
 			<-tick.C
+		}
+	}
+	hist := poll("the start's sample", func(h []ledger.BacklogSample) bool { return len(h) == 1 })
+	rows := []int64{hist[0].Rows}
+	clk.Advance(time.Hour) // past the stagger: the first sweep
+	for sweep := range 4 {
+		select {
+		case <-swept:
+		case <-time.After(time.Minute): // a bound on a hang
+			t.Fatalf("sweep %d did not end", sweep+1)
+		}
+		if sweep < 3 {
+			hist := poll(fmt.Sprintf("sweep %d's sample", sweep+1), func(h []ledger.BacklogSample) bool { return len(h) == sweep+2 })
+			rows = append(rows, hist[sweep+1].Rows)
+		} else {
+			// Measured, and not kept: the same as the last sample.
+			poll("the fourth sweep's measurement", func(h []ledger.BacklogSample) bool { return len(h) == 4 && sampler.Measured("docs") == 5 })
 		}
 		if sweep < 3 {
 			if err := rt.Trigger("docs"); err != nil {
@@ -103,10 +116,10 @@ func TestBacklogSampledAtEverySweepsEnd(t *testing.T) {
 			}
 		}
 	}
-	if fmt.Sprint(rows) != "[20 10 0]" {
-		t.Errorf("samples = %v; want [20 10 0], one at each sweep's end", rows)
+	if fmt.Sprint(rows) != "[30 20 10 0]" {
+		t.Errorf("samples = %v; want [30 20 10 0], one at the start and one at each sweep's end", rows)
 	}
-	if hist, _ := l.BacklogHistory(ctx, "docs", time.Time{}); len(hist) != 3 {
-		t.Errorf("%d samples after a fourth sweep that changed nothing; want 3", len(hist))
+	if hist, _ := l.BacklogHistory(ctx, "docs", time.Time{}); len(hist) != 4 {
+		t.Errorf("%d samples after a fourth sweep that changed nothing; want 4", len(hist))
 	}
 }
