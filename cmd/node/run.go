@@ -70,7 +70,7 @@ func (o *options) run(ctx context.Context) error {
 	backlog := n.backlogCollector()
 	sampling, stopSampling := context.WithCancel(ctx)
 	defer stopSampling()
-	rt, err := n.runtime(nil, true, false, m, backlog.SampleSweeps(sampling, 0))
+	rt, err := n.runtime(nil, true, false, m, backlog.SampleSweeps(sampling, 0, nil))
 	if err != nil {
 		n.leaveCluster(false)
 		return err

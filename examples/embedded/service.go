@@ -95,7 +95,7 @@ func run(ctx context.Context, cfg service) error {
 	// Observers hear each event in this order: the metrics and the ledger have a sweep
 	// by the time the service's actor (and the backlog's sampler) is told of it.
 	rt := actors.New(actors.Config{System: system, Logger: cfg.log, Observers: []actors.Observer{
-		m, &actors.LedgerObserver{Ledger: runs}, actors.ActorObserver(system, watcher), backlog.SampleSweeps(ctx, 0),
+		m, &actors.LedgerObserver{Ledger: runs}, actors.ActorObserver(system, watcher), backlog.SampleSweeps(ctx, 0, nil),
 	}})
 	if err := rt.Register(
 		passes.Registration{Name: passes.NameFor[cache](), New: passes.Reuse(passes.PassFunc(c.purge)), Options: cacheOpts},

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/retentionkit/retention/actors"
+	"github.com/retentionkit/retention/core/clock"
 	"github.com/retentionkit/retention/passes/ledger"
 )
 
@@ -15,7 +16,8 @@ import (
 const DefaultSweepSampleEvery = 10 * time.Second
 
 // SweepSampler keeps a backlog sample of a table pass at the end of each of its sweeps
-// (at most one a pass every Every), so the backlog chart fills while the node runs even
+// (a sweep ending less than every after the pass's last measurement is measured once
+// every has passed), so the backlog chart fills while the node runs even
 // when nobody scrapes /metrics or opens the dashboard. The pass's start is sampled too,
 // so the chart begins with the backlog its first sweep found. A sample equal to the pass's last
 // one is kept only when that one is DefaultRecordEvery old: a drained pass sweeping
@@ -25,7 +27,7 @@ const DefaultSweepSampleEvery = 10 * time.Second
 type SweepSampler struct {
 	c     *BacklogCollector
 	every time.Duration
-	now   func() time.Time
+	clock clock.Clock
 
 	mu      sync.Mutex
 	pending map[string]bool
@@ -35,14 +37,15 @@ type SweepSampler struct {
 	wake    chan struct{}
 }
 
-// SampleSweeps returns the observer that keeps c's measurement of a table pass at each
-// of its sweeps' ends in c.Recorder, measuring until ctx ends. every <= 0 is
-// DefaultSweepSampleEvery. With no Recorder it keeps nothing.
-func (c *BacklogCollector) SampleSweeps(ctx context.Context, every time.Duration) *SweepSampler {
+// SampleSweeps returns the observer that keeps c's measurement of a table pass at its
+// start and at each of its sweeps' ends in c.Recorder, measuring until ctx ends. every <=
+// 0 is DefaultSweepSampleEvery; clk times the floor and the samples (nil: the wall
+// clock). With no Recorder it keeps nothing.
+func (c *BacklogCollector) SampleSweeps(ctx context.Context, every time.Duration, clk clock.Clock) *SweepSampler {
 	if every <= 0 {
 		every = DefaultSweepSampleEvery
 	}
-	s := &SweepSampler{c: c, every: every, now: time.Now, pending: map[string]bool{}, last: map[string]time.Time{}, kept: map[string]keptSample{}, counts: map[string]int{}, wake: make(chan struct{}, 1)}
+	s := &SweepSampler{c: c, every: every, clock: clock.OrReal(clk), pending: map[string]bool{}, last: map[string]time.Time{}, kept: map[string]keptSample{}, counts: map[string]int{}, wake: make(chan struct{}, 1)}
 	go s.loop(ctx)
 	return s
 }
@@ -65,10 +68,7 @@ func (s *SweepSampler) Observe(e actors.Event) error {
 	s.mu.Lock()
 	s.pending[name] = true
 	s.mu.Unlock()
-	select {
-	case s.wake <- struct{}{}:
-	default: // a wake-up is already due; it takes every pending pass
-	}
+	s.poke()
 	return nil
 }
 
@@ -88,27 +88,46 @@ func (s *SweepSampler) loop(ctx context.Context) {
 			return
 		case <-s.wake:
 		}
-		for _, name := range s.due() {
+		names, later := s.due()
+		for _, name := range names {
 			s.sample(ctx, name)
+		}
+		if later > 0 {
+			// A sweep that ended too soon after the pass's last sample is measured when
+			// the floor allows, not dropped: its backlog is the point the chart needs.
+			s.clock.AfterFunc(later, s.poke)
 		}
 	}
 }
 
-// due takes the pending passes whose last sample is at least every old.
-func (s *SweepSampler) due() []string {
+func (s *SweepSampler) poke() {
+	select {
+	case s.wake <- struct{}{}:
+	default: // a wake-up is already due
+	}
+}
+
+// due takes the pending passes whose last measurement is at least every old, and says
+// how long until the first of the others is due (0: none left pending).
+func (s *SweepSampler) due() ([]string, time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	now := s.now()
+	now := s.clock.Now()
 	var out []string
+	var later time.Duration
 	for name := range s.pending {
 		if last, ok := s.last[name]; ok && now.Sub(last) < s.every {
+			wait := s.every - now.Sub(last)
+			if later == 0 || wait < later {
+				later = wait
+			}
 			continue
 		}
 		out = append(out, name)
 		s.last[name] = now
+		delete(s.pending, name)
 	}
-	clear(s.pending)
-	return out
+	return out, later
 }
 
 // sample measures one pass, with the collector's own measurement (the same definition
@@ -121,7 +140,7 @@ func (s *SweepSampler) sample(ctx context.Context, name string) {
 		return // a measurement that failed is a gap in the chart, not a zero
 	}
 	defer s.count(name)
-	b, now := measured[0], s.now()
+	b, now := measured[0], s.clock.Now()
 	sample := ledger.BacklogSample{Rows: *b.Rows, Held: *b.Held}
 	if k, ok := s.kept[name]; ok && k.sample == sample && now.Sub(k.at) < DefaultRecordEvery {
 		return // the chart already has this value; its line runs on to the next change

@@ -19,7 +19,8 @@ import (
 // A pass's start and every sweep's end keep a backlog sample of the pass, with nobody
 // scraping /metrics: 30 expired rows, a sweep of at most one batch of 10, three sweeps,
 // samples of 30 (before the first sweep), 20, 10 and 0 rows; a fourth sweep finding the
-// same 0 keeps none.
+// same 0 keeps none. The sweeps after the first end within the sampler's one-minute
+// floor: each is measured when the floor has passed, not dropped. On a manual clock.
 func TestBacklogSampledAtEverySweepsEnd(t *testing.T) {
 	ctx := context.Background()
 	db, err := passes.Open(ctx, passes.DriverSQLite, filepath.Join(t.TempDir(), "app.db"))
@@ -54,7 +55,7 @@ func TestBacklogSampledAtEverySweepsEnd(t *testing.T) {
 	c.Recorder = l
 	sctx, stop := context.WithCancel(ctx)
 	defer stop()
-	sampler := c.SampleSweeps(sctx, time.Nanosecond) // every sweep, however close together
+	sampler := c.SampleSweeps(sctx, time.Minute, clk)
 
 	swept := make(chan actors.SweepDone, 8)
 	quiet := logrus.New()
@@ -102,6 +103,19 @@ func TestBacklogSampledAtEverySweepsEnd(t *testing.T) {
 		case <-swept:
 		case <-time.After(time.Minute): // a bound on a hang
 			t.Fatalf("sweep %d did not end", sweep+1)
+		}
+		if sweep > 0 {
+			// Within the floor: the sampler defers the measurement by a timer due a
+			// minute after the last (the runtime's own next sweep is a day away).
+			at := clk.Now()
+			poll("the deferred measurement's timer", func([]ledger.BacklogSample) bool {
+				due, ok := clk.NextDue()
+				return ok && !due.After(at.Add(time.Minute))
+			})
+			if n := sampler.Measured("docs"); n != sweep+1 {
+				t.Fatalf("sweep %d: %d measurements before the floor passed; want %d", sweep+1, n, sweep+1)
+			}
+			clk.Advance(time.Minute)
 		}
 		if sweep < 3 {
 			hist := poll(fmt.Sprintf("sweep %d's sample", sweep+1), func(h []ledger.BacklogSample) bool { return len(h) == sweep+2 })
