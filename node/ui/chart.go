@@ -61,7 +61,7 @@ type figure struct {
 
 const (
 	chartW, chartH = 720, 180
-	chartLeft      = 60 // room for the tick labels and the axis title
+	chartLeft      = 76 // room for the tick labels (100,000) and the axis title left of them
 	chartTopPad    = 10 // the top tick's label is not cut
 	chartBottomPad = 4
 	plotH          = chartH - chartTopPad - chartBottomPad

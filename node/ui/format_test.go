@@ -67,7 +67,7 @@ func TestCharts(t *testing.T) {
 		t.Errorf("sweeps' y-axis = %s", ticks)
 	}
 	backlog := backlogChart([]ledger.BacklogSample{{At: at, Rows: 10, Held: 40}, {At: at.Add(time.Hour), Rows: 0, Held: 40}})
-	if backlog.Top != "50" || backlog.Line != "60.0,142.8 716.0,176.0" || backlog.HeldLine != "60.0,43.2 716.0,43.2" {
+	if backlog.Top != "50" || backlog.Line != "76.0,142.8 716.0,176.0" || backlog.HeldLine != "76.0,43.2 716.0,43.2" {
 		t.Errorf("backlog = %+v", backlog)
 	}
 	if figs := fmt.Sprint(backlog.Figures); figs != "[{now 0 deletable, 40 held} {highest 10 deletable} {lowest 0 deletable} {samples 2}]" {
