@@ -138,9 +138,9 @@ func TestQuarantinePaging(t *testing.T) {
 	}
 }
 
-// The settings page clears the runtime override: the ledger holds none after, the page
-// says the file's value is in effect again, the action is recorded, and clearing when
-// there is none is a conflict.
+// The settings page clears the runtime overrides: the cleanup's retention (the ledger
+// holds none after, the page says the file's value is in effect again, clearing when
+// there is none is a conflict) and a pass's live setting; every clear is recorded.
 func TestSettingsPageClearsTheOverride(t *testing.T) {
 	l := quarantineLedger(t, 0, 0)
 	plan, _ := ledger.CleanupConfig{}.Build()
@@ -172,9 +172,28 @@ func TestSettingsPageClearsTheOverride(t *testing.T) {
 	if got := (call{method: http.MethodPost, path: "/ui/actions/settings/clear", from: local}).do(h); got.Code != http.StatusUnauthorized {
 		t.Errorf("clearing without the token: %d, want 401", got.Code)
 	}
+	// A pass's live override (settings set pass.NAME.FIELD) is listed and cleared too.
+	live := ledger.PassSettingKey("audit-log", "batch_size")
+	if err := l.SetSetting(context.Background(), live, "50", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	page = call{method: http.MethodGet, path: "/ui/settings", from: local, cookie: session}.do(h).Body.String()
+	if !strings.Contains(page, `<tr data-key="pass.audit-log.batch_size"><td><code>pass.audit-log.batch_size</code></td><td>50</td>`) || !strings.Contains(page, `name="key" value="pass.audit-log.batch_size"`) {
+		t.Fatalf("the live override is not listed with a Clear button:\n%.4000s", page)
+	}
+	if got := (call{method: http.MethodPost, path: "/ui/actions/settings/clear", from: local, header: bearer, body: "key=database.dsn"}).do(h); got.Code != http.StatusBadRequest {
+		t.Errorf("clearing a key that is no runtime setting: %d, want 400", got.Code)
+	}
+	got = call{method: http.MethodPost, path: "/ui/actions/settings/clear", from: local, cookie: session, header: map[string]string{"Sec-Fetch-Site": "same-origin"}, body: "csrf=" + csrf + "&key=" + live}.do(h)
+	if got.Code != 303 {
+		t.Fatalf("clear %s: %d %.500s", live, got.Code, got.Body)
+	}
+	if left, err := l.Settings(context.Background(), ledger.PassSettingPrefix); err != nil || len(left) != 0 {
+		t.Errorf("live settings after clearing = %+v, %v; want none", left, err)
+	}
 	runs, _ := l.FindRuns(context.Background(), ledger.RunFilter{Name: ledger.NameAdminActions})
-	if len(runs) != 3 || *runs[1].StopReason != "settings" {
-		t.Errorf("recorded actions %+v; want the set, the clear and the failed clear", runs)
+	if len(runs) != 5 || *runs[0].StopReason != "settings" || runs[0].State != ledger.Completed {
+		t.Errorf("recorded actions %+v; want the set, the clear, the failed clear, the refused key and the live clear", runs)
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/retentionkit/retention/passes/ledger"
 )
 
 // funcs are the templates' formatting helpers; "—" stands for a value not known.
@@ -24,6 +26,9 @@ func funcs() template.FuncMap {
 		"add":     func(a, b int) int { return a + b },
 		"orDash":  orDash,
 		"pagerOf": func(p pager, id string) map[string]any { return map[string]any{"P": p, "ID": id} },
+		"liveOf": func(live []ledger.Setting, page view) map[string]any {
+			return map[string]any{"Live": live, "Page": page}
+		},
 	}
 }
 
