@@ -279,3 +279,52 @@ func TestPassChartsInBrowser(t *testing.T) {
 		t.Errorf("error cell colours by state %v; want a failed run's error red and an empty one not", colours)
 	}
 }
+
+// In a real browser: the quarantine's "next" link pages on, the settings page's "Clear
+// the override" clears it, and after five wrong tokens even the right one is told to
+// wait.
+func TestPagingClearingAndLoginLimitInBrowser(t *testing.T) {
+	ctx := browser(t)
+	l := quarantineLedger(t, 70, 3)
+	if err := l.SetCleanupRetention(context.Background(), 2*time.Hour, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	plan, _ := ledger.CleanupConfig{}.Build()
+	srv := httptest.NewServer(mounted(t, ui.Config{Runtime: startedRuntime(t, "audit-log"), Ledger: l, Token: token, Cleanup: plan}))
+	t.Cleanup(srv.Close)
+	base := srv.URL + "/ui/"
+
+	do(t, ctx, chromedp.Navigate(base+"quarantine"), chromedp.WaitVisible(chromedp.CSS("#rows-pager")))
+	if n := eval[int](t, ctx, `document.querySelectorAll('#quarantine tbody tr[data-key]').length`); n != 50 {
+		t.Errorf("first page: %d rows, want 50", n)
+	}
+	do(t, ctx, chromedp.Click(chromedp.CSS("#rows-pager a.next")), chromedp.WaitVisible(chromedp.CSS("#rows-pager a.prev")))
+	waitFor(t, ctx, "the second page", `location.search.includes('rows=50') && document.querySelectorAll('#quarantine tbody tr[data-key]').length === 20`)
+	if got := eval[string](t, ctx, `document.getElementById('rows-pager').innerText`); !strings.Contains(got, "51-70 of 70") {
+		t.Errorf("pager = %q", got)
+	}
+
+	do(t, ctx, chromedp.Navigate(base+"login"), chromedp.WaitVisible(chromedp.CSS("#token")),
+		chromedp.SendKeys(chromedp.CSS("#token"), token), chromedp.Click(chromedp.CSS("#login-submit")), chromedp.WaitVisible(chromedp.CSS("#logout")))
+	do(t, ctx, chromedp.Navigate(base+"settings"), chromedp.WaitVisible(chromedp.CSS("#clear-override")))
+	do(t, ctx, chromedp.Click(chromedp.CSS("#clear-override")), chromedp.WaitVisible(chromedp.CSS("#note")))
+	if d, err := l.CleanupRetentionOverride(context.Background()); err != nil || d != 0 {
+		t.Errorf("override after the click = %v, %v; want none", d, err)
+	}
+	if src := eval[string](t, ctx, `document.querySelector('#retention dd[data-k="source"]').innerText`); strings.Contains(src, "override") {
+		t.Errorf("source after clearing = %q", src)
+	}
+
+	do(t, ctx, chromedp.Click(chromedp.CSS("#logout")), chromedp.WaitVisible(chromedp.CSS("#login")))
+	for range 5 {
+		do(t, ctx, chromedp.Navigate(base+"login"), chromedp.WaitVisible(chromedp.CSS("#token")),
+			chromedp.SendKeys(chromedp.CSS("#token"), "wrong"), chromedp.Click(chromedp.CSS("#login-submit")), chromedp.WaitVisible(chromedp.CSS("#login-failed")))
+	}
+	do(t, ctx, chromedp.SendKeys(chromedp.CSS("#token"), token), chromedp.Click(chromedp.CSS("#login-submit")), chromedp.WaitVisible(chromedp.CSS("#login-limited")))
+	if got := eval[string](t, ctx, `document.getElementById('login-limited').innerText`); !strings.Contains(got, "try again in") {
+		t.Errorf("limited login says %q", got)
+	}
+	if eval[bool](t, ctx, `document.getElementById('logout') !== null`) {
+		t.Error("the right token was let in during the limit")
+	}
+}
