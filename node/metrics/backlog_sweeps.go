@@ -15,15 +15,16 @@ import (
 // the 48 hours the ledger holds them.
 const DefaultSweepSampleEvery = 10 * time.Second
 
-// SweepSampler keeps a backlog sample of a table pass at the end of each of its sweeps
-// (a sweep ending less than every after the pass's last measurement is measured once
-// every has passed), so the backlog chart fills while the node runs even
-// when nobody scrapes /metrics or opens the dashboard. The pass's start is sampled too,
-// so the chart begins with the backlog its first sweep found. A sample equal to the pass's last
-// one is kept only when that one is DefaultRecordEvery old: a drained pass sweeping
-// every 15s keeps a sample every 5 minutes, not 11,520 identical ones in 48 hours. It is an actors.Observer: the
-// runtime's observer hub tells it of every event, and it measures on a goroutine of its
-// own so a slow query never holds up the events of other passes.
+// SweepSampler keeps a backlog sample of a table pass when it starts (the backlog its
+// first sweep will find) and at the end of each of its sweeps, so the backlog chart
+// fills while the node runs even when nobody scrapes /metrics or opens the dashboard.
+// A pass is measured at most every `every`: a sweep ending sooner after the last
+// measurement is measured once that has passed, not dropped. A sample equal to the
+// pass's last one is kept only when that one is DefaultRecordEvery old, so a drained
+// pass sweeping every 15s keeps one every 5 minutes, not 11,520 identical ones in 48
+// hours. It is an actors.Observer: the runtime's observer hub tells it of every event,
+// and it measures on a goroutine of its own so a slow query never holds up the events
+// of other passes.
 type SweepSampler struct {
 	c     *BacklogCollector
 	every time.Duration
@@ -32,7 +33,7 @@ type SweepSampler struct {
 	mu      sync.Mutex
 	pending map[string]bool
 	last    map[string]time.Time  // when each pass was last measured
-	kept    map[string]keptSample // each pass's last sample kept
+	kept    map[string]keptSample // each pass's last sample kept (the loop's alone)
 	counts  map[string]int        // measurements per pass
 	wake    chan struct{}
 }
