@@ -28,12 +28,13 @@ type chart struct {
 	Empty         bool
 	ID            string // the figure's id: sweeps-chart or backlog-chart
 	Failed        int    // the failed sweeps among the bars
-	// Figures are the chart's numbers in short (last, largest, total...), shown under it;
-	// Values are every bar's or sample's numbers, shown on demand.
+	// Figures are the chart's numbers in short (last, largest, total...) over every sweep
+	// or sample, shown under it; Values are every bar's or drawn point's numbers, shown
+	// on demand (a refresh every few seconds must not carry 48 hours of samples).
 	Figures []figure
 	Values  []string
 	// Drawn and Of say how many samples the line drew of how many (a long history is
-	// drawn with a few hundred points; the figures and Values use them all).
+	// drawn with a few hundred points; the figures use them all).
 	Drawn, Of int
 }
 
@@ -129,7 +130,6 @@ func backlogChart(samples []ledger.BacklogSample) chart {
 	for _, s := range samples {
 		top = max(top, s.Rows, s.Held)
 		highest, lowest = max(highest, s.Rows), min(lowest, s.Rows)
-		c.Values = append(c.Values, fmt.Sprintf("%s: %d rows deletable, %d held", stamp(s.At), s.Rows, s.Held))
 	}
 	scale := nice(float64(top))
 	c.Top, c.Ticks = fmt.Sprint(int64(scale)), axis(scale)
@@ -145,7 +145,9 @@ func backlogChart(samples []ledger.BacklogSample) chart {
 		}
 		rows = append(rows, fmt.Sprintf("%.1f,%.1f", x, yOf(float64(s.Rows), scale)))
 		held = append(held, fmt.Sprintf("%.1f,%.1f", x, yOf(float64(s.Held), scale)))
-		c.Points = append(c.Points, point{X: x, Y: yOf(float64(s.Rows), scale), Title: fmt.Sprintf("%s: %d rows deletable, %d held", stamp(s.At), s.Rows, s.Held)})
+		title := fmt.Sprintf("%s: %d rows deletable, %d held", stamp(s.At), s.Rows, s.Held)
+		c.Points = append(c.Points, point{X: x, Y: yOf(float64(s.Rows), scale), Title: title})
+		c.Values = append(c.Values, title)
 	}
 	c.Line, c.HeldLine = strings.Join(rows, " "), strings.Join(held, " ")
 	last := samples[len(samples)-1]

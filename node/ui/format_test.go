@@ -73,13 +73,13 @@ func TestCharts(t *testing.T) {
 	if figs := fmt.Sprint(backlog.Figures); figs != "[{now 0 deletable, 40 held} {highest 10 deletable} {lowest 0 deletable} {samples 2}]" {
 		t.Errorf("backlog figures = %s", figs)
 	}
-	// A long history is drawn with at most chartMaxPoints points, the last among them;
-	// its figures and values keep every sample.
+	// A long history is drawn (and its values listed) with at most chartMaxPoints points,
+	// the last among them; its figures use every sample.
 	long := make([]ledger.BacklogSample, 5000)
 	for i := range long {
 		long[i] = ledger.BacklogSample{At: at.Add(time.Duration(i) * 30 * time.Second), Rows: int64(i)}
 	}
-	if c := backlogChart(long); len(c.Points) != chartMaxPoints || c.Points[len(c.Points)-1].Title != stamp(long[4999].At)+": 4999 rows deletable, 0 held" || len(c.Values) != 5000 || c.Figures[1].Value != "4,999 deletable" {
+	if c := backlogChart(long); len(c.Points) != chartMaxPoints || c.Points[len(c.Points)-1].Title != stamp(long[4999].At)+": 4999 rows deletable, 0 held" || len(c.Values) != chartMaxPoints || c.Figures[1].Value != "4,999 deletable" {
 		t.Errorf("a history of 5,000 samples: %d points, last %q, %d values, figures %v", len(c.Points), c.Points[len(c.Points)-1].Title, len(c.Values), c.Figures)
 	}
 	if !sweepChart(nil).Empty || !backlogChart(nil).Empty {
