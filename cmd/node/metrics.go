@@ -8,38 +8,46 @@ import (
 )
 
 // registry is the node's own Prometheus registry: the observer's metrics with a zero
-// series for every pass, the backlog and held rows of every table, and the Go runtime
-// and process collectors.
-//
-// It also returns the backlog collector, whose measurement the dashboard shows and,
-// with the ledger on, keeps in the ledger's backlog history.
-func (n *node) registry(rt *actors.Runtime, m *metrics.Observer) (*prometheus.Registry, *metrics.BacklogCollector, error) {
+// series for every pass, the backlog and held rows of every table (backlog, from
+// backlogCollector), and the Go runtime and process collectors.
+func (n *node) registry(rt *actors.Runtime, m *metrics.Observer, backlog *metrics.BacklogCollector) (*prometheus.Registry, error) {
 	reg := prometheus.NewRegistry()
 	if err := m.Register(reg, rt, metrics.Options{ReadyAfterFailures: n.cfg.ReadyAfterFailures()}); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if err := metrics.RegisterProcess(reg); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
+	if err := reg.Register(backlog); err != nil {
+		return nil, err
+	}
+	if err := reg.Register(metrics.NewVacuumCollector(n.metricTables())); err != nil {
+		return nil, err
+	}
+	if n.cluster != nil {
+		if err := n.cluster.member.Register(reg); err != nil {
+			return nil, err
+		}
+	}
+	return reg, nil
+}
+
+// backlogCollector measures every table's backlog for /metrics and the dashboard and,
+// with the ledger on, keeps the measurements in the ledger's backlog history. It is
+// built before the runtime so its SweepSampler can hear every sweep's end.
+func (n *node) backlogCollector() *metrics.BacklogCollector {
+	// Each table reads its quarantine from the ledger (none without one).
+	backlog := metrics.NewBacklogCollector(n.metricTables())
+	if n.ledger != nil {
+		backlog.Recorder = n.ledger
+	}
+	return backlog
+}
+
+func (n *node) metricTables() []metrics.Table {
 	tables := make([]metrics.Table, len(n.tables))
 	for i, t := range n.tables {
 		tables[i] = metrics.Table{Table: t, Options: n.opts[i]}
 	}
-	// Each table reads its quarantine from the ledger (none without one).
-	backlog := metrics.NewBacklogCollector(tables)
-	if n.ledger != nil {
-		backlog.Recorder = n.ledger
-	}
-	if err := reg.Register(backlog); err != nil {
-		return nil, nil, err
-	}
-	if err := reg.Register(metrics.NewVacuumCollector(tables)); err != nil {
-		return nil, nil, err
-	}
-	if n.cluster != nil {
-		if err := n.cluster.member.Register(reg); err != nil {
-			return nil, nil, err
-		}
-	}
-	return reg, backlog, nil
+	return tables
 }

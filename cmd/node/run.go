@@ -65,12 +65,17 @@ func (o *options) run(ctx context.Context) error {
 		return err
 	}
 	m := metrics.NewObserver()
-	rt, err := n.runtime(nil, true, false, m)
+	// The backlog is also sampled at every sweep's end, so its chart fills with nobody
+	// scraping /metrics.
+	backlog := n.backlogCollector()
+	sampling, stopSampling := context.WithCancel(ctx)
+	defer stopSampling()
+	rt, err := n.runtime(nil, true, false, m, backlog.SampleSweeps(sampling, 0, nil))
 	if err != nil {
 		n.leaveCluster(false)
 		return err
 	}
-	reg, backlog, err := n.registry(rt, m)
+	reg, err := n.registry(rt, m, backlog)
 	if err != nil {
 		n.leaveCluster(false)
 		return err

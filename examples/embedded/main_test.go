@@ -13,7 +13,7 @@ import (
 
 func TestRun(t *testing.T) {
 	var out bytes.Buffer
-	if err := run(context.Background(), &out, filepath.Join(t.TempDir(), "service.db"), nil); err != nil {
+	if err := run(context.Background(), service{out: &out, dbPath: filepath.Join(t.TempDir(), "service.db"), once: true}); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
 	// 300 entries one minute apart, 2h retention: 180 go; 1,000 rows ten minutes apart,
@@ -57,7 +57,7 @@ func TestServesRetentionOnTheServicesServer(t *testing.T) {
 		_, page, err = get(addr, "/")
 		return err
 	}
-	if err := run(context.Background(), &out, filepath.Join(t.TempDir(), "service.db"), inspect); err != nil {
+	if err := run(context.Background(), service{out: &out, dbPath: filepath.Join(t.TempDir(), "service.db"), once: true, inspect: inspect}); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
 	for _, want := range []string{

@@ -8,7 +8,9 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"strconv"
 	"strings"
+	"time"
 )
 
 // The session cookie carries a value derived from the admin token rather than the token
@@ -41,6 +43,16 @@ func (h *Handler) authed(r *http.Request) (ok bool, how string) {
 		return true, "cookie"
 	}
 	return false, ""
+}
+
+// clientAddr is the request's address without its port: the login's rate limit counts
+// per address, whichever port a retry comes from.
+func clientAddr(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
 }
 
 // loopback reports whether the request came from this host.
@@ -100,15 +112,30 @@ type loginView struct {
 	Next    string
 	Failed  bool
 	NoToken bool
+	// Wait is set when this address failed too often: how long until it may try again.
+	Wait string
 }
 
 func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 	base := basePath(r)
 	next := safeNext(r.PostFormValue("next"), base)
+	addr := clientAddr(r)
+	// The limit is checked before the token, so a right guess after the limit is not
+	// told apart from a wrong one.
+	if wait := h.logins.wait(addr); wait > 0 {
+		secs := int(wait.Round(time.Second) / time.Second)
+		w.Header().Set("Retry-After", strconv.Itoa(max(secs, 1)))
+		h.render(w, r, http.StatusTooManyRequests, "login", h.newRequest(r), loginView{Next: next, Wait: shortDuration(max(wait.Round(time.Second), time.Second))})
+		return
+	}
 	if h.cfg.Token == "" || !equal(r.PostFormValue("token"), h.cfg.Token) {
+		if h.cfg.Token != "" {
+			h.logins.failed(addr)
+		}
 		h.render(w, r, http.StatusUnauthorized, "login", h.newRequest(r), loginView{Next: next, Failed: h.cfg.Token != "", NoToken: h.cfg.Token == ""})
 		return
 	}
+	h.logins.succeeded(addr)
 	h.setSession(w, r, base, h.derive("session"), sessionHours*3600)
 	http.Redirect(w, r, next, http.StatusSeeOther)
 }

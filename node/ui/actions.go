@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/retentionkit/retention/core"
@@ -144,6 +146,33 @@ func (h *Handler) setting(r *http.Request) outcome {
 		return outcome{target: target, err: err}
 	}
 	return outcome{target: target, detail: "set to " + d.String()}
+}
+
+// clearSetting removes a runtime override, as `retention settings unset KEY` does: the
+// form's key, the metadata cleanup's default retention when it gives none (every node's
+// next cleanup goes back to the file's value, or the built-in default), or a pass's live
+// setting (pass.NAME.FIELD; every node puts the file's value back within seconds).
+func (h *Handler) clearSetting(r *http.Request) outcome {
+	target := cmp.Or(r.PostFormValue("key"), ledger.SettingCleanupRetention)
+	cleanup := target == ledger.SettingCleanupRetention
+	switch {
+	case h.cfg.Ledger == nil:
+		return outcome{target: target, err: errors.New("the ledger is off"), code: http.StatusNotFound}
+	case cleanup && h.cfg.Cleanup == nil:
+		return outcome{target: target, err: errors.New("the metadata cleanup is off"), code: http.StatusNotFound}
+	case !cleanup && !strings.HasPrefix(target, ledger.PassSettingPrefix):
+		return outcome{target: target, err: fmt.Errorf("not a runtime setting (want %s or %sNAME.FIELD)", ledger.SettingCleanupRetention, ledger.PassSettingPrefix), code: http.StatusBadRequest}
+	}
+	removed, err := h.cfg.Ledger.UnsetSetting(r.Context(), target)
+	switch {
+	case err != nil:
+		return outcome{target: target, err: err}
+	case !removed:
+		return outcome{target: target, err: errors.New("no override is set"), code: http.StatusConflict}
+	case cleanup:
+		return outcome{target: target, detail: "override cleared; back to " + h.cfg.Cleanup.Retention.String()}
+	}
+	return outcome{target: target, detail: "override cleared; every node puts the configuration file's value back"}
 }
 
 func statusOf(err error) int {

@@ -7,22 +7,28 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/retentionkit/retention/passes/ledger"
 )
 
 // funcs are the templates' formatting helpers; "—" stands for a value not known.
 func funcs() template.FuncMap {
 	return template.FuncMap{
-		"ts":     stamp,
-		"tsp":    func(t *time.Time) string { return stampPtr(t) },
-		"ago":    ago,
-		"dur":    shortDuration,
-		"exact":  exactDuration,
-		"durp":   func(d *time.Duration) string { return durPtr(d) },
-		"num":    func(p *int64) string { return numPtr(p) },
-		"str":    func(p *string) string { return strPtr(p) },
-		"path":   url.PathEscape,
-		"add":    func(a, b int) int { return a + b },
-		"orDash": orDash,
+		"ts":      stamp,
+		"tsp":     func(t *time.Time) string { return stampPtr(t) },
+		"ago":     ago,
+		"dur":     shortDuration,
+		"exact":   exactDuration,
+		"durp":    func(d *time.Duration) string { return durPtr(d) },
+		"num":     func(p *int64) string { return numPtr(p) },
+		"str":     func(p *string) string { return strPtr(p) },
+		"path":    url.PathEscape,
+		"add":     func(a, b int) int { return a + b },
+		"orDash":  orDash,
+		"pagerOf": func(p pager, id string) map[string]any { return map[string]any{"P": p, "ID": id} },
+		"liveOf": func(live []ledger.Setting, page view) map[string]any {
+			return map[string]any{"Live": live, "Page": page}
+		},
 	}
 }
 

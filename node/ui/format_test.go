@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -56,15 +57,30 @@ func TestCharts(t *testing.T) {
 	at := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
 	stop := "drained"
 	sweeps := sweepChart([]ledger.Run{{ID: 1, StartTime: at, RowsDeleted: 300, StopReason: &stop}, {ID: 2, StartTime: at.Add(time.Hour), RowsDeleted: 0, State: ledger.Failed}})
-	if sweeps.Top != "500" || len(sweeps.Bars) != 2 || sweeps.Bars[0].X >= sweeps.Bars[1].X || !sweeps.Bars[1].Failed || sweeps.Bars[1].H != 1 {
+	if sweeps.Top != "500" || len(sweeps.Bars) != 2 || sweeps.Bars[0].X >= sweeps.Bars[1].X || sweeps.Bars[0].X < chartLeft || !sweeps.Bars[1].Failed || sweeps.Bars[1].H != 1 {
 		t.Errorf("sweeps = %+v", sweeps)
 	}
-	if want := float64(chartH) - 300.0/500*(chartH-chartPad); sweeps.Bars[0].Y != want {
+	if want := chartTopPad + plotH - 300.0/500*plotH; sweeps.Bars[0].Y != want {
 		t.Errorf("bar of 300 rows at y %v, want %v", sweeps.Bars[0].Y, want)
 	}
+	if ticks := fmt.Sprint(sweeps.Ticks); ticks != fmt.Sprintf("[{%v 0} {%v 250} {%v 500}]", chartTopPad+plotH, chartTopPad+plotH/2, chartTopPad) {
+		t.Errorf("sweeps' y-axis = %s", ticks)
+	}
 	backlog := backlogChart([]ledger.BacklogSample{{At: at, Rows: 10, Held: 40}, {At: at.Add(time.Hour), Rows: 0, Held: 40}})
-	if backlog.Top != "50" || backlog.Line != "4.0,128.8 716.0,160.0" || backlog.HeldLine != "4.0,35.2 716.0,35.2" {
+	if backlog.Top != "50" || backlog.Line != "76.0,142.8 716.0,176.0" || backlog.HeldLine != "76.0,43.2 716.0,43.2" {
 		t.Errorf("backlog = %+v", backlog)
+	}
+	if figs := fmt.Sprint(backlog.Figures); figs != "[{now 0 deletable, 40 held} {highest 10 deletable} {lowest 0 deletable} {samples 2}]" {
+		t.Errorf("backlog figures = %s", figs)
+	}
+	// A long history is drawn (and its values listed) with at most chartMaxPoints points,
+	// the last among them; its figures use every sample.
+	long := make([]ledger.BacklogSample, 5000)
+	for i := range long {
+		long[i] = ledger.BacklogSample{At: at.Add(time.Duration(i) * 30 * time.Second), Rows: int64(i)}
+	}
+	if c := backlogChart(long); len(c.Points) != chartMaxPoints || c.Points[len(c.Points)-1].Title != stamp(long[4999].At)+": 4999 rows deletable, 0 held" || len(c.Values) != chartMaxPoints || c.Figures[1].Value != "4,999 deletable" {
+		t.Errorf("a history of 5,000 samples: %d points, last %q, %d values, figures %v", len(c.Points), c.Points[len(c.Points)-1].Title, len(c.Values), c.Figures)
 	}
 	if !sweepChart(nil).Empty || !backlogChart(nil).Empty {
 		t.Error("no data is not an empty chart")

@@ -41,16 +41,19 @@ func parsePages() (*pages, error) {
 // view is what every template gets: the request's place and rights, the page's
 // problems, and the page's own data in Data.
 type view struct {
-	Page    string
-	Title   string
-	Base    string
-	Authed  bool
-	CSRF    string
-	Refresh int64 // milliseconds
-	Note    string
-	Errors  []string
-	Data    any
-	Now     time.Time
+	Page   string
+	Title  string
+	Base   string
+	Authed bool
+	// TokenSet says the node has an admin token: without one no action is possible, so
+	// the header says the dashboard is read-only instead of offering a login.
+	TokenSet bool
+	CSRF     string
+	Refresh  int64 // milliseconds
+	Note     string
+	Errors   []string
+	Data     any
+	Now      time.Time
 }
 
 // problems collects what a page could not read, to show instead of failing.
@@ -127,7 +130,7 @@ func (h *Handler) render(w http.ResponseWriter, r *http.Request, code int, page 
 		http.Error(w, "no page "+page, http.StatusInternalServerError)
 		return
 	}
-	v := view{Page: page, Title: title(page), Base: req.base, Authed: req.authed, CSRF: req.csrf,
+	v := view{Page: page, Title: title(page), Base: req.base, Authed: req.authed, TokenSet: h.cfg.Token != "", CSRF: req.csrf,
 		Refresh: h.cfg.Refresh.Milliseconds(), Note: r.URL.Query().Get("note"), Data: data, Now: time.Now()}
 	if e, ok := data.(interface{ problems() []string }); ok {
 		v.Errors = e.problems()

@@ -18,17 +18,31 @@ type settingsView struct {
 	Updated     time.Time
 	Effective   time.Duration
 	Source      string
-	Interval    time.Duration
-	BatchSize   int
-	Groups      []ledger.Group
-	Problems    []string
+	// FileSource is where the value without the override comes from: "file" or
+	// "default".
+	FileSource string
+	Interval   time.Duration
+	BatchSize  int
+	Groups     []ledger.Group
+	// Live are the passes' runtime overrides (pass.NAME.FIELD: pace, pause), which the
+	// page lists with a button to clear each.
+	Live     []ledger.Setting
+	Problems []string
 }
 
 func (v settingsView) problems() []string { return v.Problems }
 
 func (h *Handler) settingsPage(r *request) (string, any) {
 	v := settingsView{Key: ledger.SettingCleanupRetention, CleanupOff: h.cfg.Cleanup == nil, LedgerOff: h.cfg.Ledger == nil}
-	if v.CleanupOff || v.LedgerOff {
+	if v.LedgerOff {
+		return "settings", v
+	}
+	var pr problems
+	live, err := h.cfg.Ledger.Settings(r.ctx, ledger.PassSettingPrefix)
+	pr.add("live settings", err, h.cfg.Redact)
+	v.Live = live
+	if v.CleanupOff {
+		v.Problems = pr.list
 		return "settings", v
 	}
 	p := h.cfg.Cleanup
@@ -36,7 +50,7 @@ func (h *Handler) settingsPage(r *request) (string, any) {
 	if h.cfg.CleanupDefaulted {
 		v.Source = "default"
 	}
-	var pr problems
+	v.FileSource = v.Source
 	d, updated, ok, err := h.cfg.Ledger.CleanupRetentionSetting(r.ctx)
 	pr.add("settings", err, h.cfg.Redact)
 	if ok && err == nil {

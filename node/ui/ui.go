@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/retentionkit/retention/actors"
+	"github.com/retentionkit/retention/core/clock"
 	"github.com/retentionkit/retention/node/admin"
 	"github.com/retentionkit/retention/node/metrics"
 	"github.com/retentionkit/retention/passes/ledger"
@@ -62,6 +63,9 @@ type Config struct {
 	// Timeout bounds the queries one page makes (default 5s), so a database that does
 	// not answer shows its error instead of a page that never loads.
 	Timeout time.Duration
+	// Clock times the login's rate limit; nil is the wall clock (a test passes a
+	// clock.Manual).
+	Clock clock.Clock
 }
 
 // Handler serves the dashboard. Mount it with http.StripPrefix: links are built from
@@ -72,6 +76,7 @@ type Handler struct {
 	pages  *pages
 	static http.Handler
 	cross  *http.CrossOriginProtection
+	logins *loginLimiter
 }
 
 // New returns the dashboard for cfg.
@@ -90,7 +95,7 @@ func New(cfg Config) (*Handler, error) {
 		return nil, err
 	}
 	static, _ := fs.Sub(assets, "assets/static")
-	h := &Handler{cfg: cfg, mux: http.NewServeMux(), pages: p, static: http.FileServerFS(static), cross: http.NewCrossOriginProtection()}
+	h := &Handler{cfg: cfg, mux: http.NewServeMux(), pages: p, static: http.FileServerFS(static), cross: http.NewCrossOriginProtection(), logins: newLoginLimiter(cfg.Clock)}
 	h.routes()
 	return h, nil
 }
@@ -113,6 +118,7 @@ func (h *Handler) routes() {
 	h.mux.Handle("POST /actions/retry/{id}", h.action("retry", h.retry))
 	h.mux.Handle("POST /actions/release", h.action("release", h.release))
 	h.mux.Handle("POST /actions/settings", h.action("settings", h.setting))
+	h.mux.Handle("POST /actions/settings/clear", h.action("settings", h.clearSetting))
 }
 
 // ServeHTTP serves a dashboard request with headers that keep the pages from loading

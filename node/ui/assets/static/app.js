@@ -32,7 +32,11 @@
         return r.text();
       })
       .then(function (html) {
+        // A chart's folded values that the reader opened stay open across the swap.
+        var open = {};
+        live.querySelectorAll("details[id]").forEach(function (d) { open[d.id] = d.open; });
         live.innerHTML = html;
+        live.querySelectorAll("details[id]").forEach(function (d) { if (open[d.id]) { d.open = true; } });
         generation += 1;
         live.setAttribute("data-generation", String(generation));
         show("updated " + new Date().toLocaleTimeString(), false);
