@@ -207,10 +207,11 @@ func (a *passActor) stopped() {
 	} else if a.cell.place.leaving.Load() {
 		reason = reasonDeactivated
 	}
-	var unserved []int64
-	if reason == reasonDeactivated {
-		unserved, a.runs = a.runs, nil
-	}
+	// Requested runs no sweep served (a trigger that came during the last sweep, or as the
+	// pass was draining) are handed back whatever the reason, so the ledger closes them:
+	// a node's last runtime stop leaves no one to recover them as abandoned.
+	unserved := a.runs
+	a.runs = nil
 	a.cell.update(func(s *PassStatus) { s.State = StateStopped; s.NextSweep = time.Time{} })
 	a.d.publish(PassStopped{Name: a.name(), Reason: reason, Degraded: degraded, Err: err, Unserved: unserved})
 	a.cell.markGone()
