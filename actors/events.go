@@ -198,9 +198,10 @@ type PassStopped struct {
 	Reason   string
 	Degraded bool
 	Err      error
-	// Unserved are ledger runs requested of a pass Deactivate stopped before a sweep
-	// served them (a trigger that arrived as the pass moved away); the ledger observer
-	// closes them as cancelled, so none stays InProgress on a member that lives on.
+	// Unserved are ledger runs requested of the pass that no sweep served before it
+	// stopped (a trigger that arrived during its last sweep or as it drained, or as
+	// Deactivate moved it away); the ledger observer closes them as cancelled, so none
+	// stays InProgress, on a member that lives on or after the last node stopped.
 	Unserved []int64
 }
 

@@ -148,14 +148,17 @@ func (o *LedgerObserver) Observe(e Event) error {
 	return nil
 }
 
-// closeUnserved closes the requested runs a deactivated pass never swept: cancelled,
-// saying why, and their work-queue rows done.
+// closeUnserved closes the requested runs a stopped pass never swept: cancelled, saying
+// why, and their work-queue rows done.
 func (o *LedgerObserver) closeUnserved(ctx context.Context, e PassStopped) error {
 	if len(e.Unserved) == 0 {
 		return nil
 	}
-	f := ledger.Finish{End: clock.OrReal(o.Clock).Now(), State: ledger.Cancelled, StopReason: string(Stopped),
-		Error: "the pass was deactivated here (placed on another member) before a sweep served this request; request it again"}
+	why := "the pass was deactivated here (placed on another member) before a sweep served this request; request it again"
+	if e.Reason != reasonDeactivated {
+		why = fmt.Sprintf("the pass stopped (%s) before a sweep served this request; request it again", e.Reason)
+	}
+	f := ledger.Finish{End: clock.OrReal(o.Clock).Now(), State: ledger.Cancelled, StopReason: string(Stopped), Error: why}
 	for _, id := range e.Unserved {
 		if err := o.Ledger.FinishRun(ctx, id, f); err != nil {
 			return err

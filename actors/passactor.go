@@ -60,7 +60,7 @@ type passActor struct {
 	runs     []int64     // ledger runs the next triggered sweep serves
 	yield    bool        // someone waits for the places a.req holds: give them back
 	draining bool
-	drained  []chan<- struct{}
+	drained  []*drainPass
 	denials  int // sweeps in a row that ended Elsewhere
 
 	// Paused (see Override.Paused): held is a sweep stopped between two batches,
@@ -191,12 +191,12 @@ func (a *passActor) cleanup(ctx actor.Context) {
 		a.closePass(a.sweep)
 		a.sweep = nil
 	}
+	a.finishDrain() // before the worker goes: a drain's closed waits for the close queued above
 	if a.worker != nil {
 		close(a.worker) // a batch still running finishes; its result is dropped
 		a.worker = nil
 	}
 	a.closePacing()
-	a.finishDrain()
 }
 
 func (a *passActor) stopped() {
@@ -207,10 +207,11 @@ func (a *passActor) stopped() {
 	} else if a.cell.place.leaving.Load() {
 		reason = reasonDeactivated
 	}
-	var unserved []int64
-	if reason == reasonDeactivated {
-		unserved, a.runs = a.runs, nil
-	}
+	// Requested runs no sweep served (a trigger that came during the last sweep, or as the
+	// pass was draining) are handed back whatever the reason, so the ledger closes them:
+	// a node's last runtime stop leaves no one to recover them as abandoned.
+	unserved := a.runs
+	a.runs = nil
 	a.cell.update(func(s *PassStatus) { s.State = StateStopped; s.NextSweep = time.Time{} })
 	a.d.publish(PassStopped{Name: a.name(), Reason: reason, Degraded: degraded, Err: err, Unserved: unserved})
 	a.cell.markGone()

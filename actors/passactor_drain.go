@@ -10,11 +10,17 @@ import (
 // new, and tell the runtime when it is done.
 
 // drainPass asks the pass to finish what is in flight, start nothing new, and close done.
-type drainPass struct{ done chan<- struct{} }
+// closed, when set, is closed once the pass's worker has also run every close queued
+// before the drain finished: a table pass gives its sweep lock back in its Close, on the
+// worker, so closed says the pass holds no lock any more (see whenIdle).
+type drainPass struct {
+	done   chan<- struct{}
+	closed chan<- struct{}
+}
 
 func (a *passActor) onDrain(ctx actor.Context, m *drainPass) {
 	a.draining = true
-	a.drained = append(a.drained, m.done)
+	a.drained = append(a.drained, m)
 	a.stopTimer()
 	switch {
 	case a.sweep == nil:
@@ -28,9 +34,27 @@ func (a *passActor) onDrain(ctx actor.Context, m *drainPass) {
 }
 
 func (a *passActor) finishDrain() {
-	for _, done := range a.drained {
-		close(done)
+	for _, m := range a.drained {
+		close(m.done)
+		if m.closed != nil {
+			a.whenIdle(m.closed)
+		}
 	}
 	a.drained = nil
 	a.cell.update(func(s *PassStatus) { s.NextSweep = time.Time{} })
+}
+
+// whenIdle closes ch once the worker has run everything queued so far: the close of the
+// sweep that just ended (its hygiene and its lock's release) runs on the worker after the
+// actor has moved on, so without this wait a runtime could report a pass stopped while
+// its connection still held the sweep lock, and a process exiting then would leave the
+// lock to PostgreSQL's detection of the dead connection (up to a second while a
+// statement runs) while another member's first try is denied. The worker runs its jobs in
+// order, so a job queued now runs after every close before it.
+func (a *passActor) whenIdle(ch chan<- struct{}) {
+	if a.worker == nil {
+		close(ch)
+		return
+	}
+	a.worker <- func() { close(ch) }
 }

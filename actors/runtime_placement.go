@@ -123,10 +123,15 @@ func (r *Runtime) Deactivate(ctx context.Context, name string) error {
 	c.place.leaving.Store(true)
 	defer c.place.leaving.Store(false)
 	if _, degraded := c.gaveUpWith(); !degraded {
-		done := make(chan struct{})
-		r.system.Root.Send(pid, &drainPass{done: done})
+		done, closed := make(chan struct{}), make(chan struct{})
+		r.system.Root.Send(pid, &drainPass{done: done, closed: closed})
 		select {
 		case <-done:
+			select { // the sweep's lock is given back before the pass counts as gone from here
+			case <-closed:
+			case <-c.goneCh():
+			case <-ctx.Done():
+			}
 		case <-c.goneCh():
 		case <-ctx.Done(): // stopping the actor cancels its batch
 		}

@@ -41,17 +41,21 @@ func (r *Runtime) Stop(ctx context.Context) error {
 }
 
 // drain asks every live pass to finish its batch and waits; past ctx it cancels the
-// batches and waits for them to return. It reports whether the drain beat ctx.
+// batches and waits for them to return. It reports whether the drain beat ctx. Within ctx
+// it then waits for each pass's sweep to be closed too (its hygiene run and its sweep
+// lock given back, see whenIdle), so a node that leaves its cluster after Stop leaves
+// with its locks free and the new owner's first try succeeds; past ctx it stops waiting
+// for closes, and a lock still held goes with the process's connections.
 func (r *Runtime) drain(ctx context.Context, cells []*passCell) bool {
-	type drainWait struct{ done, gone <-chan struct{} }
+	type drainWait struct{ done, closed, gone <-chan struct{} }
 	var waits []drainWait
 	for _, c := range cells {
 		if _, degraded := c.gaveUpWith(); degraded || c.pid.Load() == nil {
 			continue
 		}
-		done := make(chan struct{})
-		waits = append(waits, drainWait{done: done, gone: c.goneCh()})
-		r.system.Root.Send(c.pid.Load(), &drainPass{done: done})
+		done, closed := make(chan struct{}), make(chan struct{})
+		waits = append(waits, drainWait{done: done, closed: closed, gone: c.goneCh()})
+		r.system.Root.Send(c.pid.Load(), &drainPass{done: done, closed: closed})
 	}
 	graceful := true
 	for _, w := range waits {
@@ -69,5 +73,16 @@ func (r *Runtime) drain(ctx context.Context, cells []*passCell) bool {
 		case <-w.gone:
 		}
 	}
-	return graceful
+	if !graceful {
+		return false
+	}
+	for _, w := range waits {
+		select {
+		case <-w.closed:
+		case <-w.gone:
+		case <-ctx.Done():
+			return true // the batches finished; only a close is left, bounded by its own timeouts
+		}
+	}
+	return true
 }

@@ -4,6 +4,7 @@ package multinode
 
 import (
 	"fmt"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -87,6 +88,7 @@ func TestSIGTERMMovesAtOnce(t *testing.T) {
 		t.Fatalf("etcd has no key under %s naming member %s before the SIGTERM (err %v; keys %q)", prefix, victim.Member(), err, keys)
 	}
 	s.fleet.Leave(victim.Name)
+	deniedBefore := deniedSweeps(s.fleet.Running(), moved)
 	termed := time.Now()
 	if err := victim.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
@@ -105,6 +107,13 @@ func TestSIGTERMMovesAtOnce(t *testing.T) {
 	took := s.takeovers(moved, termed, victim.AppName(), 60*time.Second)
 	report("SIGTERM", fmt.Sprintf("SIGTERM to the next batch of each moved pass (%d passes)", len(moved)), durations(took)...)
 	report("SIGTERM", "SIGTERM to exit (in-flight batches finish, the member leaves)", exited.Sub(termed))
+	// The member gives its sweep locks back before it leaves, so the new owner's first
+	// try of each moved pass takes the lock; a denied one waits a sweep interval.
+	for name, n := range deniedSweeps(s.fleet.Running(), moved) {
+		if n > deniedBefore[name] {
+			t.Errorf("%s: %d sweeps of a moved pass denied their lock after the SIGTERM: the stopping member still held it when it left", name, n-deniedBefore[name])
+		}
+	}
 	s.drained(guard)
 	s.stopAll()
 	s.checkKeep()
@@ -112,4 +121,17 @@ func TestSIGTERMMovesAtOnce(t *testing.T) {
 	s.checkExclusive(nil)
 	s.checkLocks(6, 1)
 	t.Logf("moved %v off %s: %v", moved, victim.Member(), took)
+}
+
+// deniedSweeps counts, per node, the sweeps of the passes in names that ended
+// `elsewhere` (their lock held by another session), from the nodes' logs so far.
+func deniedSweeps(nodes []*harness.Node, names []string) map[string]int {
+	out := map[string]int{}
+	for _, n := range nodes {
+		out[n.Name] = len(n.Logged(func(m map[string]any) bool {
+			pass, _ := m["pass"].(string)
+			return m["msg"] == "sweep running elsewhere" && slices.Contains(names, pass)
+		}))
+	}
+	return out
 }

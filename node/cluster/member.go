@@ -81,8 +81,9 @@ func (m *Member) Serve(ctx context.Context, rt *actors.Runtime) {
 }
 
 // Leave stops the reconciler and the watchdog and leaves the cluster. Stop the runtime
-// first (its in-flight batches finish); with graceful the member deregisters from etcd,
-// so the others take its passes at once instead of after the member lease runs out.
+// first: its in-flight batches finish and every sweep gives its advisory lock back, so
+// the new owners' first tries take the locks. With graceful the member deregisters from
+// etcd, so the others take its passes at once instead of after the member lease runs out.
 // ctx bounds the leave: an unreachable etcd must not hold the process.
 func (m *Member) Leave(ctx context.Context, graceful bool) error {
 	m.mu.Lock()
