@@ -163,7 +163,9 @@ func (t *Table) DryRun(ctx context.Context, at time.Time) (DryRunResult, error) 
 	if err != nil {
 		return res, fmt.Errorf("pass %q: dry run: %w", t.name, err)
 	}
-	res.Blocked = all - res.Eligible
+	// The two counts are two statements: a sweep deleting between them can make the
+	// second smaller than the first, and a held count below zero means nothing.
+	res.Blocked = max(all-res.Eligible, 0)
 	return res, nil
 }
 
