@@ -61,6 +61,7 @@ func TestTableQuarantineOverflowNotRebisected(t *testing.T) {
 		}
 
 		counter := &deleteCounter{}
+		//lint:ignore SA1019 the table already holds db; WithQueryHook's clone would not reach it
 		db.AddQueryHook(counter)
 		p, err := tbl.Factory()(context.Background())
 		if err != nil {
@@ -123,6 +124,7 @@ func TestTableUnlistedReferenceSetAsideWithoutBisection(t *testing.T) {
 		tbl := f.table(spec).WithQuarantine(q)
 
 		counter := &deleteCounter{}
+		//lint:ignore SA1019 the table already holds db; WithQueryHook's clone would not reach it
 		db.AddQueryHook(counter)
 		p, err := tbl.Factory()(context.Background())
 		if err != nil {
