@@ -94,6 +94,13 @@ func newEnv(t *testing.T, driver string) *env {
 	e.exec(`CREATE TABLE ` + p + `legal_hold (id BIGINT PRIMARY KEY, audit_log_id BIGINT NOT NULL REFERENCES ` + p + `audit_log (id))`)
 	e.exec(`CREATE INDEX ` + p + `legal_hold_log ON ` + p + `legal_hold (audit_log_id)`)
 	t.Cleanup(func() {
+		if driver == passes.DriverPostgres {
+			// A statement the node left running on the server when it exited (a backlog
+			// count over a where that sleeps) would hold these tables for minutes, and
+			// with them any later DROP SCHEMA on the shared database.
+			_, _ = e.db.ExecContext(context.Background(), `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+				WHERE datname = current_database() AND pid <> pg_backend_pid() AND strpos(query, ?) > 0`, p)
+		}
 		for _, table := range []string{"legal_hold", "audit_log", "quarantine", "backlog_sample", "settings", "dead_letter", "work_queue", "log", "metadata", "node", "migrations", "migration_locks"} {
 			_, _ = e.db.ExecContext(context.Background(), "DROP TABLE IF EXISTS "+p+table)
 		}

@@ -52,8 +52,12 @@ func OpenDB(ctx context.Context, dsn string) (*DB, error) {
 // session a node of an earlier scenario might have left is ended.
 func (d *DB) Reset(ctx context.Context) error {
 	for _, q := range []string{
+		// Every other session, not only the nodes': the database is the suite's alone
+		// while it runs, and a statement a test before it left running on the server
+		// (its client long gone) holds locks DROP SCHEMA would wait on for minutes.
 		`SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
-		 WHERE datname = current_database() AND pid <> pg_backend_pid() AND application_name LIKE 'retention%'`,
+		 WHERE datname = current_database() AND pid <> pg_backend_pid()
+		   AND application_name IS DISTINCT FROM '` + SuiteApp + `'`,
 		`DROP SCHEMA IF EXISTS public CASCADE`,
 		`CREATE SCHEMA public`,
 		batchLogTable,
