@@ -3,12 +3,17 @@ package actors
 import "github.com/retentionkit/retention/passes/ledger"
 
 // routineLoop reports whether name is one of the runtime's own bookkeeping loops that
-// run every few seconds and usually find nothing: the run recovery and the work-queue
-// poller. A sweep of theirs that found nothing is not news, so it writes no info line
+// run on a timer and usually find nothing: the run recovery, the work-queue poller and
+// the two ledger cleanups (metadata and dead letters). A sweep of theirs that found nothing is not news, so it writes no info line
 // and no run (half of a node's log and most of its Runs page were theirs); one that did
 // work, failed or skipped a row is logged and recorded like any sweep.
 func routineLoop(name string) bool {
-	return name == ledger.NameRunRecovery || name == ledger.NameWorkQueuePoller
+	switch name {
+	case ledger.NameRunRecovery, ledger.NameWorkQueuePoller,
+		ledger.NameMetadataCleanup, ledger.NameDeadLetterCleanup:
+		return true
+	}
+	return false
 }
 
 // idle reports whether e ended a sweep that found nothing to do: it succeeded with no
