@@ -196,6 +196,11 @@ func TestDashboardInBrowser(t *testing.T) {
 			if p := ps[name]; p == nil || num(p["sweeps"]) == "0" || p["state"] != "waiting" {
 				return false
 			}
+			// The page's batches come from the ledger's last run, which the ledger
+			// observer closes a moment after /passes counts the sweep.
+			if runs, err := s.ledger.Runs(bg, name, 1); err != nil || len(runs) == 0 || runs[0].State == ledger.InProgress {
+				return false
+			}
 		}
 		rows, err := s.ledger.QuarantinedRows(bg, "events")
 		return err == nil && len(rows) == 1
