@@ -153,6 +153,8 @@ func TestGateThenPool(t *testing.T) {
 			if err := <-done; !errors.Is(err, context.Canceled) {
 				t.Fatalf("got %v, want context.Canceled", err)
 			}
+			// The goroutine sends before its deferred Release runs: let it finish.
+			synctest.Wait()
 			if got := g.TrackedKeys(); got != 0 {
 				t.Fatalf("TrackedKeys = %d, want 0: the gate was not given back", got)
 			}
