@@ -11,6 +11,14 @@ import "github.com/uptrace/bun"
 // Driver is what retention needs to know about one database. Its methods are grouped by
 // concern in the files of this package; this declaration lists the groups.
 type Driver interface {
+	Batch
+	Sessions
+	Locks
+	Catalog
+	Times
+	Hygiene
+	Pace
+
 	// Name is the database.driver value of the config file that selects this driver
 	// ("postgres", "sqlite"), also used in messages.
 	Name() string

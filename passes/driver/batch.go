@@ -1,0 +1,44 @@
+package driver
+
+import (
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/schema"
+)
+
+// Batch is the SQL shape of a batch where databases differ: how candidates are locked
+// when they are re-checked, and the one-statement delete of a batch without children.
+// The reference behaviour is PostgreSQL's: a locked re-check skips the rows another
+// transaction holds (FOR UPDATE SKIP LOCKED) instead of waiting for them, so two
+// sweepers take disjoint rows.
+type Batch interface {
+	// LockCandidates makes q (a re-check of candidate rows of the swept table) lock the
+	// rows it returns and pass over those another transaction holds. A database without
+	// row locks returns q as it is: its write lock covers the whole transaction.
+	LockCandidates(q *bun.SelectQuery) *bun.SelectQuery
+	// LockChildRows is LockCandidates for a child table's rows read under alias in a
+	// join, locking only that table's rows.
+	LockChildRows(q *bun.SelectQuery, alias string) *bun.SelectQuery
+	// SkipsLocked reports whether a locked re-check can pass rows over. When it does, a
+	// sweep must look for the rows it passed over (held children, skipped candidates)
+	// before it reports it is done; when it cannot, nothing is ever passed over.
+	SkipsLocked() bool
+	// DeleteNext is the query that deletes the rows d.Candidates selects in one
+	// statement and returns their keys and timestamps; ordered reports whether the rows
+	// come back in (timestamp, key) order, so the cursor may take the last one.
+	DeleteNext(db bun.IDB, d DeleteNext) (query string, ordered bool)
+}
+
+// DeleteNext is what a driver needs to shape a batch's one-statement delete.
+type DeleteNext struct {
+	// Table is the swept table.
+	Table schema.QueryAppender
+	// Key is the key's columns qualified by the table, as a tuple, and OneKey the only
+	// key column when the key has one (nil otherwise), for a shape that finds rows
+	// through the key's index.
+	Key, OneKey schema.QueryAppender
+	// Candidates selects the key columns of the next rows, in order, with their limit.
+	Candidates *bun.SelectQuery
+	// Returning lists the key columns then the timestamp, unqualified, and Order the
+	// (timestamp, key) columns the cursor follows.
+	Returning, Order schema.QueryAppender
+}

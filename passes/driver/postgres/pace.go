@@ -1,0 +1,30 @@
+package postgres
+
+import (
+	"context"
+	"time"
+
+	"github.com/uptrace/bun"
+)
+
+// Blocked counts the sessions of pg_stat_activity whose blockers include backend.
+func (Driver) Blocked(ctx context.Context, db bun.IDB, backend int) (int, error) {
+	var n int
+	err := db.QueryRowContext(ctx, "SELECT count(*) FROM pg_stat_activity WHERE ? = ANY(pg_blocking_pids(pid))", backend).Scan(&n)
+	return n, err
+}
+
+// ReplicaLag reads pg_stat_replication: the larger of replay_lag and write_lag over the
+// replicas. A role that may not read other sessions' statistics sees the lag NULL, so
+// none.
+func (Driver) ReplicaLag(ctx context.Context, db bun.IDB) (time.Duration, bool, error) {
+	var n int
+	var secs float64
+	err := db.QueryRowContext(ctx, `SELECT count(*), coalesce(max(greatest(
+		coalesce(extract(epoch FROM replay_lag), 0), coalesce(extract(epoch FROM write_lag), 0))), 0)::float8
+		FROM pg_stat_replication`).Scan(&n, &secs)
+	if err != nil {
+		return 0, false, err
+	}
+	return time.Duration(secs * float64(time.Second)), n > 0, nil
+}

@@ -1,0 +1,31 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/uptrace/bun"
+
+	"github.com/retentionkit/retention/passes/driver"
+)
+
+// SessionLocks refuses: SQLite has no locks a session holds apart from its writes.
+func (Driver) SessionLocks() error {
+	return fmt.Errorf("%w: the database is sqlite", driver.ErrLocksUnsupported)
+}
+
+// CheckServer refuses as SessionLocks does.
+func (d Driver) CheckServer(context.Context, bun.IDB) error { return d.SessionLocks() }
+
+// TryLock refuses as SessionLocks does.
+func (d Driver) TryLock(context.Context, bun.IConn, string, []any, int32, int32) (int, bool, error) {
+	return 0, false, d.SessionLocks()
+}
+
+// Unlock refuses as SessionLocks does.
+func (d Driver) Unlock(context.Context, bun.IConn, int32, int32) (bool, error) {
+	return false, d.SessionLocks()
+}
+
+// Backend is 0: SQLite has no server process to name.
+func (Driver) Backend(context.Context, bun.IConn) (int, error) { return 0, nil }

@@ -1,0 +1,16 @@
+package sqlite
+
+import (
+	"context"
+	"time"
+
+	"github.com/uptrace/bun"
+)
+
+// Blocked is 0: SQLite keeps no view of who waits on whom.
+func (Driver) Blocked(context.Context, bun.IDB, int) (int, error) { return 0, nil }
+
+// ReplicaLag reports no replica.
+func (Driver) ReplicaLag(context.Context, bun.IDB) (time.Duration, bool, error) {
+	return 0, false, nil
+}
