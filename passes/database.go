@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/dialect"
 	"github.com/uptrace/bun/dialect/pgdialect"
 	"github.com/uptrace/bun/dialect/sqlitedialect"
 	"github.com/uptrace/bun/driver/pgdriver"
@@ -221,6 +220,3 @@ func readOnlyDSN(dsn string) string {
 	}
 	return path + "?" + strings.Join(params, "&")
 }
-
-// isPostgres reports whether db speaks PostgreSQL (anything else is treated as SQLite).
-func isPostgres(db bun.IDB) bool { return db.Dialect().Name() == dialect.PG }

@@ -33,14 +33,18 @@ func ExclusiveWith(db *bun.DB, o SweepLockOptions, factory Factory) (Factory, er
 	if o.Identity == "" {
 		return nil, errors.New("an exclusive pass needs an identity to lock")
 	}
-	if !isPostgres(db) {
-		return nil, fmt.Errorf("%q: a sweep lock: %w (the database is %s)", o.Identity, ErrClusterUnsupported, db.Dialect().Name())
+	d, err := DriverFor(db)
+	if err != nil {
+		return nil, fmt.Errorf("%q: %w", o.Identity, err)
+	}
+	if err := sweepLockSupported(d); err != nil {
+		return nil, fmt.Errorf("%q: %w", o.Identity, err)
 	}
 	if factory == nil {
 		return nil, fmt.Errorf("%q: an exclusive pass needs a factory", o.Identity)
 	}
 	return func(ctx context.Context) (Pass, error) {
-		pin, err := pinSweep(ctx, db, &o)
+		pin, err := pinSweep(ctx, d, db, &o)
 		if err != nil {
 			return nil, err
 		}

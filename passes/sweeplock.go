@@ -2,13 +2,15 @@ package passes
 
 import (
 	"context"
-	"database/sql/driver"
+	sqldriver "database/sql/driver"
 	"errors"
 	"fmt"
 	"hash/fnv"
 	"time"
 
 	"github.com/uptrace/bun"
+
+	"github.com/retentionkit/retention/passes/driver"
 )
 
 // The advisory-lock classes retention uses, in PostgreSQL's two-key form
@@ -39,8 +41,9 @@ var ErrLockLost = errors.New("sweep lock lost")
 
 // ErrClusterUnsupported says the database cannot give the cluster's guarantees:
 // advisory locks and the connection settings that free them need PostgreSQL 14 or
-// later.
-var ErrClusterUnsupported = errors.New("cluster mode needs PostgreSQL 14 or later")
+// later. It is the driver seam's ErrLocksUnsupported, which a driver without session
+// locks returns.
+var ErrClusterUnsupported = driver.ErrLocksUnsupported
 
 // ElsewhereError is a sweep denied its lock. Holder is nil when the holder could not be
 // read (it let go in the meantime, or pg_stat_activity hides it from our role).
@@ -96,16 +99,22 @@ type SweepLockOptions struct {
 // CheckClusterSupport refuses a database the cluster's guards cannot run on: SQLite, or
 // PostgreSQL older than 14. Its error wraps ErrClusterUnsupported and says which.
 func CheckClusterSupport(ctx context.Context, db *bun.DB) error {
-	if !isPostgres(db) {
-		return fmt.Errorf("%w: the database is %s", ErrClusterUnsupported, db.Dialect().Name())
+	d, err := DriverFor(db)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrClusterUnsupported, err)
 	}
-	var num int
-	var version string
-	if err := db.QueryRowContext(ctx, "SELECT current_setting('server_version_num')::int, current_setting('server_version')").Scan(&num, &version); err != nil {
-		return fmt.Errorf("read the server version: %w", err)
+	if err := d.SessionLocks(); err != nil {
+		return err
 	}
-	if num < 140000 {
-		return fmt.Errorf("%w: the server is PostgreSQL %s", ErrClusterUnsupported, version)
+	return d.CheckServer(ctx, db)
+}
+
+// sweepLockSupported refuses a sweep lock on a driver without session locks, the one
+// check every way of taking the lock (WithSweepLock, ExclusiveWith) makes before
+// pinSweep can be reached.
+func sweepLockSupported(d driver.Driver) error {
+	if err := d.SessionLocks(); err != nil {
+		return fmt.Errorf("a sweep lock: %w", err)
 	}
 	return nil
 }
@@ -113,6 +122,7 @@ func CheckClusterSupport(ctx context.Context, db *bun.DB) error {
 // pinnedSweep is a connection pinned for one sweep, holding the sweep's lock when it
 // has one.
 type pinnedSweep struct {
+	drv  driver.Driver
 	conn bun.Conn
 	pid  int
 	lock *SweepLockOptions // nil: no lock held
@@ -121,26 +131,25 @@ type pinnedSweep struct {
 // pinSweep takes a connection from db for a sweep, applies lock's connection settings
 // and takes its lock, all in one round trip; with lock nil it only reads the backend
 // pid. A denied lock is an *ElsewhereError, and the connection goes back to the pool
-// holding nothing.
-func pinSweep(ctx context.Context, db *bun.DB, lock *SweepLockOptions) (*pinnedSweep, error) {
+// holding nothing. It is the only place a sweep lock is taken: a Table's sweep
+// (WithSweepLock) and an Exclusive pass both come here, and
+// TestSweepLockTakenInOnePlace fails if another path calls the driver's TryLock.
+func pinSweep(ctx context.Context, d driver.Driver, db *bun.DB, lock *SweepLockOptions) (*pinnedSweep, error) {
 	c, err := db.Conn(ctx)
 	if err != nil {
 		return nil, err
 	}
-	p := &pinnedSweep{conn: c}
+	p := &pinnedSweep{drv: d, conn: c}
 	if lock == nil {
-		if err := c.QueryRowContext(ctx, "SELECT pg_backend_pid()").Scan(&p.pid); err != nil {
+		if p.pid, err = d.Backend(ctx, c); err != nil {
 			discard(c)
 			return nil, err
 		}
 		return p, nil
 	}
 	expr, args := lock.Conn.settingsExpr()
-	args = append(args, SweepLockClass, LockKey(lock.Identity))
-	var n int
 	var granted bool
-	q := "SELECT pg_backend_pid(), " + expr + ", pg_try_advisory_lock(?::int4, ?::int4)"
-	if err := c.QueryRowContext(ctx, q, args...).Scan(&p.pid, &n, &granted); err != nil {
+	if p.pid, granted, err = d.TryLock(ctx, c, expr, args, SweepLockClass, LockKey(lock.Identity)); err != nil {
 		discard(c)
 		return nil, fmt.Errorf("take the sweep lock of %q: %w", lock.Identity, err)
 	}
@@ -176,8 +185,7 @@ func (p *pinnedSweep) release() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	var released bool
-	err := p.conn.QueryRowContext(ctx, "SELECT pg_advisory_unlock(?::int4, ?::int4)", SweepLockClass, LockKey(p.lock.Identity)).Scan(&released)
+	released, err := p.drv.Unlock(ctx, p.conn, SweepLockClass, LockKey(p.lock.Identity))
 	if err != nil || !released {
 		discard(p.conn)
 		if err != nil {
@@ -191,6 +199,6 @@ func (p *pinnedSweep) release() error {
 // discard closes c's underlying connection instead of returning it to the pool, so
 // whatever the session held (locks, settings) ends with it.
 func discard(c bun.Conn) {
-	_ = c.Raw(func(any) error { return driver.ErrBadConn })
+	_ = c.Raw(func(any) error { return sqldriver.ErrBadConn })
 	_ = c.Close()
 }

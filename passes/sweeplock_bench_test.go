@@ -11,6 +11,8 @@ import (
 	"github.com/uptrace/bun/dialect/pgdialect"
 	"github.com/uptrace/bun/driver/pgdriver"
 	"os"
+
+	"github.com/retentionkit/retention/passes/driver/postgres"
 )
 
 // BenchmarkSweepPin measures what a sweep's lock costs once per sweep: pinning the
@@ -35,7 +37,7 @@ func BenchmarkSweepPin(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			ctx := context.Background()
 			for b.Loop() {
-				p, err := pinSweep(ctx, db, c.lock)
+				p, err := pinSweep(ctx, postgres.Driver{}, db, c.lock)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -7,6 +7,8 @@ import (
 
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/schema"
+
+	"github.com/retentionkit/retention/passes/driver"
 )
 
 // Table is a declarative table pass: it deletes the expired rows of one table, in
@@ -42,7 +44,8 @@ type Table struct {
 	key      []string     // the key's columns
 	children []*childNode // deepest first
 	blockers []*childNode // direct children with on_delete: block
-	postgres bool
+	// drv is the database's driver: everything that differs by database is asked of it.
+	drv driver.Driver
 	// quarantine remembers the rows whose delete fails on its own; nil: none.
 	quarantine Quarantine
 	// sweepLock makes every sweep exclusive across sessions (WithSweepLock); nil: none.
@@ -50,8 +53,20 @@ type Table struct {
 }
 
 // NewTable validates spec (every problem at once, naming the pass and the field) and
-// returns the pass. It does not touch the database; ValidateStartup does.
+// returns the pass, with the driver that owns db's dialect (DriverFor). It does not
+// touch the database; ValidateStartup does.
 func NewTable(db *bun.DB, name string, spec TableSpec) (*Table, error) {
+	d, err := DriverFor(db)
+	if err != nil {
+		return nil, fmt.Errorf("pass %q: %w", name, err)
+	}
+	return NewTableWith(d, db, name, spec)
+}
+
+// NewTableWith is NewTable with the driver given, for a handle whose dialect no driver
+// of Drivers owns (a driver of the embedding service's own) or a test that runs one
+// driver against another's database.
+func NewTableWith(d driver.Driver, db *bun.DB, name string, spec TableSpec) (*Table, error) {
 	if err := spec.Validate(name); err != nil {
 		return nil, err
 	}
@@ -59,7 +74,7 @@ func NewTable(db *bun.DB, name string, spec TableSpec) (*Table, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pass %q: children: %w", name, err)
 	}
-	t := &Table{db: db, name: name, spec: spec, key: spec.keyColumns(), children: children, postgres: isPostgres(db)}
+	t := &Table{db: db, name: name, spec: spec, key: spec.keyColumns(), children: children, drv: d}
 	for _, c := range children {
 		if c.onDelete() == OnDeleteBlock {
 			t.blockers = append(t.blockers, c)
@@ -83,8 +98,8 @@ func (t *Table) WithQuarantine(q Quarantine) *Table {
 // lock ends with an *ElsewhereError before deleting anything. It needs PostgreSQL: on
 // SQLite it is refused with ErrClusterUnsupported.
 func (t *Table) WithSweepLock(o SweepLockOptions) (*Table, error) {
-	if !t.postgres {
-		return nil, fmt.Errorf("pass %q: a sweep lock: %w (the database is SQLite)", t.name, ErrClusterUnsupported)
+	if err := sweepLockSupported(t.drv); err != nil {
+		return nil, fmt.Errorf("pass %q: %w", t.name, err)
 	}
 	if o.Identity == "" {
 		o.Identity = t.name

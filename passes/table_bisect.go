@@ -131,15 +131,12 @@ func (t *Table) deleteKeys(ctx context.Context, db bun.IDB, keys [][]any, cut cu
 	return deleted, err
 }
 
-// lock re-reads which of keys are still eligible and, on PostgreSQL, locks them, skipping
-// rows another transaction holds.
+// lock re-reads which of keys are still eligible and has the driver lock them, skipping
+// rows another transaction holds where the database has row locks.
 func (t *Table) lock(ctx context.Context, tx bun.IDB, keys [][]any, cut cutoff, lay *tableLayout) ([][]any, error) {
 	q := t.eligible(tx.NewSelect().TableExpr("?", ident(t.spec.Table)).ColumnExpr("?, ?", columnList(t.spec.Table, t.key), t.col(t.spec.Timestamp)), cut).
 		Where("? IN (?)", tuple(t.spec.Table, t.key), keyList(keys))
-	if t.postgres {
-		q = q.For("UPDATE SKIP LOCKED")
-	}
-	rows, err := q.Rows(ctx)
+	rows, err := t.drv.LockCandidates(q).Rows(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -31,35 +31,32 @@ func (t *Table) checkConditions(ctx context.Context, fail func(string, ...any)) 
 	}
 }
 
-// The PostgreSQL types a timestamp column may have, by format.
-var (
-	timeTypes = []string{"timestamp with time zone", "timestamp without time zone", "date"}
-	unixTypes = []string{"bigint", "integer", "smallint", "numeric", "double precision", "real"}
-)
-
-// checkTimestamp checks the timestamp column's type against the format, and refuses a
-// column without a zone on a server whose TimeZone is not UTC when no timestamp_zone
-// says whose wall time it holds (see naiveZoneRefusal).
+// checkTimestamp checks the timestamp column's type against the format (on a driver
+// whose columns have types), and refuses a column without a zone on a server whose
+// TimeZone is not UTC when no timestamp_zone says whose wall time it holds (see
+// naiveZoneRefusal).
 func (t *Table) checkTimestamp(ctx context.Context, fail, warn func(string, ...any)) {
-	native := t.spec.TimestampFormat == "" || t.spec.TimestampFormat == TimestampNative
-	if !t.postgres {
-		if t.spec.TimestampZone != "" {
-			fail("timestamp_zone applies to PostgreSQL columns of type timestamp without time zone; SQLite text timestamps carry their own offset or are read as UTC")
-		}
+	naive := t.drv.NaiveType()
+	if naive == "" && t.spec.TimestampZone != "" {
+		fail("timestamp_zone applies to columns of wall time without a zone, which %s has none of; its text timestamps carry their own offset or are read as UTC", t.drv.Name())
 		return
 	}
-	types, err := columnTypes(ctx, t.db, t.spec.Table)
+	timeTypes, unixTypes := t.drv.TimestampTypes()
+	if timeTypes == nil {
+		return
+	}
+	types, err := t.drv.ColumnTypes(ctx, t.db, t.spec.Table)
 	if err != nil {
 		fail("column types of %s: %v", t.spec.Table, err)
 		return
 	}
 	typ := types[t.spec.Timestamp]
 	switch {
-	case native && !slices.Contains(timeTypes, typ):
+	case t.native() && !slices.Contains(timeTypes, typ):
 		fail("timestamp %s.%s is of type %s; timestamp_format time needs timestamp, timestamptz or date (unix and unix_ms are for integers)", t.spec.Table, t.spec.Timestamp, typ)
-	case !native && !slices.Contains(unixTypes, typ):
+	case !t.native() && !slices.Contains(unixTypes, typ):
 		fail("timestamp %s.%s is of type %s; timestamp_format %s needs an integer column", t.spec.Table, t.spec.Timestamp, typ, t.spec.TimestampFormat)
-	case typ != "timestamp without time zone" && t.spec.TimestampZone != "":
+	case typ != naive && t.spec.TimestampZone != "":
 		warn("timestamp_zone %s is ignored: %s.%s is of type %s, which holds instants", t.spec.TimestampZone, t.spec.Table, t.spec.Timestamp, typ)
 	default:
 		if err := t.naiveZoneRefusal(ctx, t.db, typ); err != nil {

@@ -17,9 +17,10 @@ import (
 // with a plain read: a parent with more children than were locked has one another
 // transaction holds. The children of the parents it keeps stay locked until the batch
 // commits, so the deletes that follow do not wait for them; the locks it took on the
-// children of the parents it passes over go at commit too. SQLite has no row locks.
+// children of the parents it passes over go at commit too. A driver that cannot skip locked rows (SQLite: no row locks) has
+// none held.
 func (t *Table) heldByChildren(ctx context.Context, tx bun.IDB, keys [][]any, lay *tableLayout) (map[string]bool, error) {
-	if !t.postgres {
+	if !t.drv.SkipsLocked() {
 		return nil, nil
 	}
 	held := map[string]bool{}
@@ -68,7 +69,7 @@ func (t *Table) countChildren(ctx context.Context, tx bun.IDB, c *childNode, key
 	sub = sub.Join("JOIN ? AS ? ON ?", ident(t.spec.Table), bun.Ident(root), joinOn(alias(i), top.foreignKey(), root, t.key)).
 		Where("? IN (?)", tuple(root, t.key), keyList(keys))
 	if lock {
-		sub = sub.For("UPDATE OF ? SKIP LOCKED", bun.Ident(alias(0)))
+		sub = t.drv.LockChildRows(sub, alias(0))
 	}
 	rows, err := tx.NewSelect().TableExpr("(?) AS retention_children", sub).
 		ColumnExpr("?, count(*)", columnList("", t.key)).GroupExpr("?", columnList("", t.key)).Rows(ctx)

@@ -2,7 +2,6 @@ package passes
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -44,26 +43,19 @@ func (s TableSpec) vacuumTimeout() time.Duration {
 	return s.VacuumTimeout
 }
 
-// readTableSize records, before the sweep's first delete, how many rows PostgreSQL
-// estimates the table holds (pg_class.reltuples, which ANALYZE and VACUUM keep; -1 when
-// neither has run yet). SQLite counts at the end instead (see afterSweep).
+// readTableSize records, before the sweep's first delete, the driver's estimate of the
+// rows the table holds (PostgreSQL's pg_class.reltuples; -1 when never analyzed). A
+// driver that keeps none leaves sizeRead false, and afterSweep counts the rows left.
 func (s *tableSweep) readTableSize(ctx context.Context, db bun.IDB) error {
-	if !s.t.postgres || s.t.spec.analyzeShare() < 0 {
+	if s.t.spec.analyzeShare() < 0 {
 		return nil
 	}
-	var n float64
-	err := db.NewRaw("SELECT coalesce((SELECT reltuples FROM pg_class WHERE oid = to_regclass(?)), -1)", s.t.regclass()).Scan(ctx, &n)
+	n, ok, err := s.t.drv.SizeEstimate(ctx, db, s.t.spec.Table)
 	if err != nil {
 		return fmt.Errorf("read the table's size estimate: %w", err)
 	}
-	s.sizeBefore, s.sizeRead = n, true
+	s.sizeBefore, s.sizeRead = n, ok
 	return nil
-}
-
-// regclass is the table's name as to_regclass reads it: quoted, so case and odd
-// characters survive.
-func (t *Table) regclass() string {
-	return t.db.QueryGen().FormatQuery("?", ident(t.spec.Table))
 }
 
 // bigSweep reports whether the sweep deleted enough of the table for hygiene; sizeAfter
@@ -84,8 +76,8 @@ func (s *tableSweep) bigSweep(sizeAfter float64) bool {
 }
 
 // afterSweep runs the hygiene of a big sweep, bounded by the vacuum timeout, on the
-// sweep's own connection (PostgreSQL; its session settings already reset) or on the
-// database (SQLite).
+// sweep's own pinned connection (its session settings already reset) when it has one,
+// or on the database.
 func (s *tableSweep) afterSweep(c *bun.Conn) error {
 	t := s.t
 	if t.spec.analyzeShare() < 0 || s.deleted == 0 {
@@ -94,70 +86,27 @@ func (s *tableSweep) afterSweep(c *bun.Conn) error {
 	timeout := t.spec.vacuumTimeout()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout+5*time.Second) // the server's timeout fires first
 	defer cancel()
-	if t.postgres {
-		if c == nil || !s.bigSweep(0) {
-			return nil
-		}
-		return t.pgHygiene(ctx, *c, timeout)
+	// A pinning driver's hygiene sets session settings (its statement timeout), so it
+	// runs only on the sweep's own connection, which Close resets after it; never on a
+	// pool connection another user would inherit them on.
+	var on bun.IDB = t.db
+	switch {
+	case c != nil:
+		on = *c
+	case t.drv.PinsSweep():
+		return nil
 	}
 	var left int64
-	if err := t.db.NewSelect().TableExpr("?", ident(t.spec.Table)).ColumnExpr("count(*)").Scan(ctx, &left); err != nil {
-		return fmt.Errorf("pass %q: count the rows left for hygiene: %w", t.name, err)
+	if !s.sizeRead {
+		if err := t.db.NewSelect().TableExpr("?", ident(t.spec.Table)).ColumnExpr("count(*)").Scan(ctx, &left); err != nil {
+			return fmt.Errorf("pass %q: count the rows left for hygiene: %w", t.name, err)
+		}
 	}
 	if !s.bigSweep(float64(left)) {
 		return nil
 	}
-	return t.sqliteHygiene(ctx)
-}
-
-func (t *Table) pgHygiene(ctx context.Context, c bun.Conn, timeout time.Duration) error {
-	if _, err := c.ExecContext(ctx, "SELECT set_config('statement_timeout', ?, false)", fmt.Sprint(statementTimeoutMillis(timeout))); err != nil {
-		return fmt.Errorf("pass %q: hygiene: %w", t.name, err)
-	}
-	if _, err := c.ExecContext(ctx, "ANALYZE ?", ident(t.spec.Table)); err != nil {
-		return fmt.Errorf("pass %q: ANALYZE after a big sweep: %w", t.name, err)
-	}
-	if t.spec.VacuumAfter {
-		if _, err := c.ExecContext(ctx, "VACUUM ?", ident(t.spec.Table)); err != nil {
-			return fmt.Errorf("pass %q: VACUUM after a big sweep: %w", t.name, err)
-		}
-	}
-	return nil
-}
-
-func (t *Table) sqliteHygiene(ctx context.Context) error {
-	// PRAGMA optimize re-analyzes the tables whose statistics it judges out of date (a
-	// row count changed tenfold since the last ANALYZE, in SQLite 3.46); the 0x10000 bit
-	// makes it look at every table, not only those this connection queried. One
-	// connection keeps the pragmas on the same database handle.
-	c, err := t.db.Conn(ctx)
-	if err != nil {
-		return fmt.Errorf("pass %q: hygiene: %w", t.name, err)
-	}
-	defer c.Close()
-	if _, err := c.ExecContext(ctx, "PRAGMA optimize=0x10002"); err != nil {
-		return fmt.Errorf("pass %q: PRAGMA optimize after a big sweep: %w", t.name, err)
-	}
-	if !t.spec.VacuumAfter {
-		return nil
-	}
-	var mode int
-	if err := c.QueryRowContext(ctx, "PRAGMA auto_vacuum").Scan(&mode); err != nil {
-		return fmt.Errorf("pass %q: read auto_vacuum: %w", t.name, err)
-	}
-	if mode != 2 { // 2 = incremental; none (0) or full (1) have nothing to do here
-		return nil
-	}
-	// The pragma frees pages as it is stepped: read it to the end, or only the first
-	// page goes back.
-	rows, err := c.QueryContext(ctx, "PRAGMA incremental_vacuum")
-	if err == nil {
-		for rows.Next() {
-		}
-		err = errors.Join(rows.Err(), rows.Close())
-	}
-	if err != nil {
-		return fmt.Errorf("pass %q: PRAGMA incremental_vacuum after a big sweep: %w", t.name, err)
+	if err := t.drv.Tidy(ctx, on, ident(t.spec.Table), t.spec.VacuumAfter, timeout); err != nil {
+		return fmt.Errorf("pass %q: hygiene after a big sweep: %w", t.name, err)
 	}
 	return nil
 }
@@ -173,24 +122,15 @@ type VacuumStats struct {
 	LastAnalyze     time.Time
 }
 
-// VacuumStats reads the table's row of pg_stat_all_tables. ok is false on SQLite, which
-// keeps no such statistics, and for a table the statistics do not know (yet).
+// VacuumStats reads the driver's upkeep statistics of the table (PostgreSQL's
+// pg_stat_all_tables). ok is false on a driver that keeps none (SQLite), and for a table
+// the statistics do not know (yet).
 func (t *Table) VacuumStats(ctx context.Context) (stats VacuumStats, ok bool, err error) {
-	if !t.postgres {
-		return VacuumStats{}, false, nil
-	}
-	var rows []struct {
-		Dead            int64      `bun:"n_dead_tup"`
-		LastAutovacuum  *time.Time `bun:"last_autovacuum"`
-		LastVacuum      *time.Time `bun:"last_vacuum"`
-		LastAutoanalyze *time.Time `bun:"last_autoanalyze"`
-		LastAnalyze     *time.Time `bun:"last_analyze"`
-	}
-	err = t.db.NewRaw("SELECT n_dead_tup, last_autovacuum, last_vacuum, last_autoanalyze, last_analyze FROM pg_stat_all_tables WHERE relid = to_regclass(?)", t.regclass()).Scan(ctx, &rows)
+	v, ok, err := t.drv.VacuumStats(ctx, t.db, t.spec.Table)
 	if err != nil {
 		return VacuumStats{}, false, fmt.Errorf("pass %q: read the table's vacuum statistics: %w", t.name, err)
 	}
-	if len(rows) == 0 {
+	if !ok {
 		return VacuumStats{}, false, nil
 	}
 	at := func(p *time.Time) time.Time {
@@ -199,7 +139,6 @@ func (t *Table) VacuumStats(ctx context.Context) (stats VacuumStats, ok bool, er
 		}
 		return *p
 	}
-	r := rows[0]
-	return VacuumStats{DeadTuples: r.Dead, LastAutovacuum: at(r.LastAutovacuum), LastVacuum: at(r.LastVacuum),
-		LastAutoanalyze: at(r.LastAutoanalyze), LastAnalyze: at(r.LastAnalyze)}, true, nil
+	return VacuumStats{DeadTuples: v.Dead, LastAutovacuum: at(v.LastAutovacuum), LastVacuum: at(v.LastVacuum),
+		LastAutoanalyze: at(v.LastAutoanalyze), LastAnalyze: at(v.LastAnalyze)}, true, nil
 }

@@ -47,11 +47,10 @@ func drain(rows *sql.Rows) error {
 
 func (s *tableSignals) Blocked(ctx context.Context, sweep Pass) (int, error) {
 	b, ok := sweep.(BackendPID)
-	if !s.t.postgres || !ok || b.BackendPID() == 0 {
+	if !ok || b.BackendPID() == 0 {
 		return 0, nil
 	}
-	var n int
-	err := s.t.db.QueryRowContext(ctx, "SELECT count(*) FROM pg_stat_activity WHERE ? = ANY(pg_blocking_pids(pid))", b.BackendPID()).Scan(&n)
+	n, err := s.t.drv.Blocked(ctx, s.t.db, b.BackendPID())
 	if err != nil {
 		return 0, fmt.Errorf("pass %q: sessions the sweep blocks: %w", s.t.name, err)
 	}
@@ -62,18 +61,11 @@ func (s *tableSignals) Blocked(ctx context.Context, sweep Pass) (int, error) {
 // the replicas. A role that may not read other sessions' statistics sees no lag
 // (PostgreSQL shows it NULL); docs/pacing.md names the privilege.
 func (s *tableSignals) ReplicaLag(ctx context.Context) (time.Duration, bool, error) {
-	if !s.t.postgres {
-		return 0, false, nil
-	}
-	var n int
-	var secs float64
-	err := s.t.db.QueryRowContext(ctx, `SELECT count(*), coalesce(max(greatest(
-		coalesce(extract(epoch FROM replay_lag), 0), coalesce(extract(epoch FROM write_lag), 0))), 0)::float8
-		FROM pg_stat_replication`).Scan(&n, &secs)
+	lag, ok, err := s.t.drv.ReplicaLag(ctx, s.t.db)
 	if err != nil {
 		return 0, false, fmt.Errorf("pass %q: replica lag: %w", s.t.name, err)
 	}
-	return time.Duration(secs * float64(time.Second)), n > 0, nil
+	return lag, ok, nil
 }
 
 // checkProbeQuery returns what is wrong with a probe query as text, or "": one

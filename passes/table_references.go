@@ -77,67 +77,16 @@ func sameTable(a, b string) bool {
 	return trim(a) == trim(b)
 }
 
-// referencesTo reads the restricting foreign keys that point at table from another
-// table: pg_constraint on PostgreSQL, pragma foreign_key_list over every table of the
-// schema on SQLite.
+// referencesTo reads, from the driver's catalog, the restricting foreign keys that
+// point at table from another table.
 func (t *Table) referencesTo(ctx context.Context, table string) ([]reference, error) {
-	if !t.postgres {
-		return t.referencesToSQLite(ctx, table)
-	}
-	var rows []struct {
-		Constraint string `bun:"conname"`
-		Schema     string `bun:"nspname"`
-		Table      string `bun:"relname"`
-		Visible    bool   `bun:"visible"`
-		Columns    string `bun:"columns"`
-		RefColumns string `bun:"ref_columns"`
-	}
-	err := t.db.NewRaw(`SELECT c.conname, n.nspname, r.relname, pg_table_is_visible(r.oid) AS visible,
-			array_to_string(ARRAY(SELECT a.attname FROM unnest(c.conkey) WITH ORDINALITY k(attnum, ord)
-				JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = k.attnum ORDER BY k.ord), ',') AS columns,
-			array_to_string(ARRAY(SELECT a.attname FROM unnest(c.confkey) WITH ORDINALITY k(attnum, ord)
-				JOIN pg_attribute a ON a.attrelid = c.confrelid AND a.attnum = k.attnum ORDER BY k.ord), ',') AS ref_columns
-		FROM pg_constraint c JOIN pg_class r ON r.oid = c.conrelid JOIN pg_namespace n ON n.oid = r.relnamespace
-		WHERE c.contype = 'f' AND c.confrelid = to_regclass(?) AND c.conrelid <> c.confrelid AND c.conparentid = 0 AND c.confdeltype IN ('a', 'r')
-		ORDER BY n.nspname, r.relname, c.conname`, regclass(table)).Scan(ctx, &rows)
+	found, err := t.drv.References(ctx, t.db, table)
 	if err != nil {
 		return nil, err
 	}
-	refs := make([]reference, len(rows))
-	for i, r := range rows {
-		name := r.Table
-		if !r.Visible {
-			name = r.Schema + "." + r.Table
-		}
-		refs[i] = reference{Constraint: r.Constraint, Table: name, Columns: strings.Split(r.Columns, ","), RefColumns: strings.Split(r.RefColumns, ",")}
-	}
-	return refs, nil
-}
-
-func (t *Table) referencesToSQLite(ctx context.Context, table string) ([]reference, error) {
-	var rows []struct {
-		Table  string  `bun:"name"`
-		ID     int     `bun:"id"`
-		Column string  `bun:"from"`
-		To     *string `bun:"to"`
-	}
-	err := t.db.NewRaw(`SELECT m.name, f.id, f."from", f."to" FROM sqlite_master m JOIN pragma_foreign_key_list(m.name) f
-		WHERE m.type = 'table' AND lower(f."table") = lower(?) AND lower(m.name) <> lower(?)
-			AND upper(f.on_delete) IN ('NO ACTION', 'RESTRICT')
-		ORDER BY m.name, f.id, f.seq`, sqliteTable(table), sqliteTable(table)).Scan(ctx, &rows)
-	if err != nil {
-		return nil, err
-	}
-	var refs []reference
-	for i, r := range rows {
-		if i == 0 || r.Table != rows[i-1].Table || r.ID != rows[i-1].ID {
-			refs = append(refs, reference{Table: r.Table})
-		}
-		last := &refs[len(refs)-1]
-		last.Columns = append(last.Columns, r.Column)
-		if r.To != nil {
-			last.RefColumns = append(last.RefColumns, *r.To)
-		}
+	refs := make([]reference, len(found))
+	for i, r := range found {
+		refs[i] = reference{Constraint: r.Constraint, Table: r.Table, Columns: r.Columns, RefColumns: r.RefColumns}
 	}
 	return refs, nil
 }

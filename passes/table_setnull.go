@@ -30,13 +30,5 @@ func (t *Table) checkSetNull(ctx context.Context, fail func(string, ...any)) {
 
 // notNullColumns lists the columns of table that refuse NULL.
 func (t *Table) notNullColumns(ctx context.Context, table string) ([]string, error) {
-	var cols []string
-	if t.postgres {
-		err := t.db.NewRaw(`SELECT a.attname FROM pg_attribute a
-			WHERE a.attrelid = to_regclass(?) AND a.attnum > 0 AND NOT a.attisdropped AND a.attnotnull`,
-			regclass(table)).Scan(ctx, &cols)
-		return cols, err
-	}
-	err := t.db.NewRaw(`SELECT name FROM pragma_table_info(?) WHERE "notnull" = 1`, sqliteTable(table)).Scan(ctx, &cols)
-	return cols, err
+	return t.drv.NotNullColumns(ctx, t.db, table)
 }

@@ -6,8 +6,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/uptrace/bun"
-
 	"github.com/retentionkit/retention/core/validation"
 )
 
@@ -94,52 +92,10 @@ func (t *Table) indexWarnings(ctx context.Context, warn func(string, ...any)) {
 	}
 }
 
-// probe checks that the table has the columns. On PostgreSQL it selects them without
-// reading a row, so the database's own message names what is missing; SQLite would read
-// an unknown double-quoted column as a string literal, so there its table_info is asked.
+// probe checks that the table has the columns, reading no row, with a message that
+// names what is missing.
 func (t *Table) probe(ctx context.Context, table string, columns ...string) error {
-	if !t.postgres {
-		return t.probeSQLite(ctx, table, columns)
-	}
-	cols := make([]any, len(columns))
-	placeholders := make([]string, len(columns))
-	for i, c := range columns {
-		cols[i], placeholders[i] = bun.Ident(c), "?"
-	}
-	rows, err := t.db.NewSelect().TableExpr("?", ident(table)).ColumnExpr(strings.Join(placeholders, ", "), cols...).Where("1 = 0").Rows(ctx)
-	if err != nil {
-		return err
-	}
-	return rows.Close()
-}
-
-func (t *Table) probeSQLite(ctx context.Context, table string, columns []string) error {
-	var have []string
-	if err := t.db.NewRaw("SELECT name FROM pragma_table_info(?)", sqliteTable(table)).Scan(ctx, &have); err != nil {
-		return err
-	}
-	if len(have) == 0 {
-		return fmt.Errorf("no such table: %s", table)
-	}
-	var missing []string
-	for _, c := range columns {
-		if !slices.Contains(have, c) {
-			missing = append(missing, c)
-		}
-	}
-	if len(missing) > 0 {
-		return fmt.Errorf("no such column: %s", strings.Join(missing, ", "))
-	}
-	return nil
-}
-
-// regclass spells a checked table name as PostgreSQL's to_regclass reads it.
-func regclass(table string) string {
-	parts := strings.Split(table, ".")
-	for i, p := range parts {
-		parts[i] = `"` + p + `"`
-	}
-	return strings.Join(parts, ".")
+	return t.drv.Probe(ctx, t.db, table, columns)
 }
 
 // uniqueKey reports whether some unique index (or the primary key) covers only key
@@ -164,54 +120,10 @@ func (t *Table) uniqueKey(ctx context.Context) (bool, error) {
 // uniqueIndexes lists the columns of each unique index of the table, and of its primary
 // key; an index on an expression lists a column named "".
 func (t *Table) uniqueIndexes(ctx context.Context) ([][]string, error) {
-	var lists []string
-	if t.postgres {
-		err := t.db.NewRaw(`SELECT array_to_string(ARRAY(
-				SELECT coalesce(a.attname, '') FROM unnest(i.indkey[0:i.indnkeyatts-1]) WITH ORDINALITY k(attnum, ord)
-				LEFT JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum
-				ORDER BY k.ord), ',')
-			FROM pg_index i WHERE i.indrelid = to_regclass(?) AND i.indisunique AND i.indpred IS NULL`,
-			regclass(t.spec.Table)).Scan(ctx, &lists)
-		return splitLists(lists), err
-	}
-	table := sqliteTable(t.spec.Table)
-	err := t.db.NewRaw(`SELECT group_concat(name, ',') FROM (SELECT name FROM pragma_table_info(?) WHERE pk > 0 ORDER BY pk) HAVING count(*) > 0
-		UNION ALL
-		SELECT (SELECT group_concat(coalesce(ii.name, ''), ',') FROM pragma_index_info(il.name) ii)
-		FROM pragma_index_list(?) il WHERE il."unique" = 1 AND il.partial = 0`, table, table).Scan(ctx, &lists)
-	return splitLists(lists), err
+	return t.drv.UniqueIndexes(ctx, t.db, t.spec.Table)
 }
 
-func splitLists(lists []string) [][]string {
-	out := make([][]string, len(lists))
-	for i, l := range lists {
-		out[i] = strings.Split(l, ",")
-	}
-	return out
-}
-
+// leadsIndex reports whether column is the first column of an index of table.
 func (t *Table) leadsIndex(ctx context.Context, table, column string) (bool, error) {
-	var n int
-	if t.postgres {
-		err := t.db.NewRaw(`SELECT count(*) FROM pg_index i
-			JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
-			WHERE i.indrelid = to_regclass(?) AND a.attname = ?`, regclass(table), column).Scan(ctx, &n)
-		return n > 0, err
-	}
-	table = sqliteTable(table)
-	err := t.db.NewRaw(`SELECT count(*) FROM pragma_index_list(?) il
-		WHERE (SELECT name FROM pragma_index_info(il.name) WHERE seqno = 0) = ?`, table, column).Scan(ctx, &n)
-	if err == nil && n == 0 {
-		// An INTEGER PRIMARY KEY is the rowid: indexed, yet in no index list.
-		err = t.db.NewRaw(`SELECT count(*) FROM pragma_table_info(?) WHERE pk = 1 AND name = ? AND upper(type) = 'INTEGER'`, table, column).Scan(ctx, &n)
-	}
-	return n > 0, err
-}
-
-// sqliteTable drops a schema qualifier, which SQLite's table-valued pragmas take apart.
-func sqliteTable(table string) string {
-	if _, name, ok := strings.Cut(table, "."); ok {
-		return name
-	}
-	return table
+	return t.drv.LeadsIndex(ctx, t.db, table, column)
 }

@@ -10,7 +10,8 @@ import (
 	"github.com/retentionkit/retention/core"
 )
 
-// naiveZoneRefusal returns, for a PostgreSQL timestamp-without-time-zone column with no
+// naiveZoneRefusal returns, for a column of the driver's NaiveType (PostgreSQL's
+// timestamp without time zone) with no
 // timestamp_zone, the refusal to sweep it when the session's TimeZone is not UTC all
 // year: the application writing through such a session stores its local wall time,
 // which read as UTC would expire up to the zone's offset early. A deletion tool does
@@ -18,11 +19,11 @@ import (
 // lines the message gives). nil when the column has a zone, the zone is given, or the
 // session is in UTC.
 func (t *Table) naiveZoneRefusal(ctx context.Context, db bun.IDB, tsType string) error {
-	if !t.postgres || tsType != "timestamp without time zone" || t.spec.TimestampZone != "" {
+	if tsType == "" || tsType != t.drv.NaiveType() || t.spec.TimestampZone != "" {
 		return nil
 	}
-	var zone string
-	if err := db.NewRaw("SELECT current_setting('TimeZone')").Scan(ctx, &zone); err != nil {
+	zone, err := t.drv.ServerZone(ctx, db)
+	if err != nil {
 		return fmt.Errorf("reading the server's TimeZone for %s.%s: %w", t.spec.Table, t.spec.Timestamp, err)
 	}
 	if isUTC(zone) {

@@ -11,16 +11,17 @@ import (
 
 // tableLayout is what a sweep reads about the table's columns before its first batch.
 type tableLayout struct {
-	// keyTypes is the database's type of each key column (PostgreSQL; "" on SQLite).
+	// keyTypes is the database's type of each key column ("" where the driver reports
+	// no column types).
 	keyTypes []string
-	// tsType is the timestamp column's type (PostgreSQL; "" on SQLite).
+	// tsType is the timestamp column's type ("" likewise).
 	tsType string
+	// naive is whether the timestamp column holds wall time without a zone (the
+	// driver's NaiveType).
+	naive bool
 	// zone is where a naive timestamp's wall time is read.
 	zone *time.Location
 }
-
-// naive reports whether the timestamp column holds wall time without a zone.
-func (l *tableLayout) naive() bool { return l.tsType == "timestamp without time zone" }
 
 // fixKey turns what pgdriver scanned for each key column into what goes back to the
 // server as the same value. pgdriver returns the text of types it does not decode (uuid,
@@ -34,8 +35,8 @@ func (l *tableLayout) fixKey(key []any) {
 	}
 }
 
-// readLayout reads the key and timestamp columns' types (on PostgreSQL: SQLite has no
-// column types to speak of) and resolves the timestamp zone.
+// readLayout reads the key and timestamp columns' types (where the driver has column
+// types to speak of) and resolves the timestamp zone.
 func (t *Table) readLayout(ctx context.Context, db bun.IDB) (*tableLayout, error) {
 	lay := &tableLayout{keyTypes: make([]string, len(t.key)), zone: time.UTC}
 	if t.spec.TimestampZone != "" {
@@ -45,63 +46,35 @@ func (t *Table) readLayout(ctx context.Context, db bun.IDB) (*tableLayout, error
 		}
 		lay.zone = zone
 	}
-	if !t.postgres {
-		return lay, nil
-	}
-	types, err := columnTypes(ctx, db, t.spec.Table)
+	types, err := t.drv.ColumnTypes(ctx, db, t.spec.Table)
 	if err != nil {
 		return nil, fmt.Errorf("column types of %s: %w", t.spec.Table, err)
+	}
+	if types == nil {
+		return lay, nil
 	}
 	for i, k := range t.key {
 		lay.keyTypes[i] = types[k]
 	}
 	lay.tsType = types[t.spec.Timestamp]
+	lay.naive = lay.tsType == t.drv.NaiveType()
 	if err := t.naiveZoneRefusal(ctx, db, lay.tsType); err != nil {
 		return nil, err
 	}
 	return lay, nil
 }
 
-// columnTypes maps each column of a PostgreSQL table to its type's name.
-func columnTypes(ctx context.Context, db bun.IDB, table string) (map[string]string, error) {
-	rows, err := db.QueryContext(ctx, db.NewRaw(`SELECT a.attname, format_type(a.atttypid, NULL) FROM pg_attribute a
-		WHERE a.attrelid = to_regclass(?) AND a.attnum > 0 AND NOT a.attisdropped`, regclass(table)).String())
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	types := map[string]string{}
-	for rows.Next() {
-		var name, typ string
-		if err := rows.Scan(&name, &typ); err != nil {
-			return nil, err
-		}
-		types[name] = typ
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	if len(types) == 0 {
-		return nil, fmt.Errorf("no such table: %s", table)
-	}
-	return types, nil
-}
-
 // cutoff is the sweep's cutoff in the timestamp column's own form.
 type cutoff struct {
 	// value is compared with the column (on SQLite, with its normalised text).
 	value any
-	// bound, on SQLite's text timestamps only, is a text every expired row's raw text is
-	// below: it lets the index narrow the rows before the exact comparison.
+	// bound, when the driver gives one (SQLite's text timestamps), is a value every
+	// expired row's raw column is below: it lets the index narrow the rows before the
+	// exact comparison.
 	bound any
+	// native: the column holds times, compared the driver's way (Times.Expired).
+	native bool
 }
-
-// sqliteInstant is the text SQLite's strftime writes for an instant, in UTC to the
-// millisecond whatever offset the stored text carries.
-const sqliteInstant = "2006-01-02 15:04:05.000"
-
-// maxOffset is the largest offset from UTC a stored SQLite text timestamp can carry.
-const maxOffset = 14 * time.Hour
 
 // cutoff converts the cutoff to the column's representation so "stored < converted"
 // holds only for stored times before the cutoff: rounded up to the column's precision
@@ -114,32 +87,28 @@ func (t *Table) cutoff(at time.Time, lay *tableLayout) cutoff {
 	case TimestampUnixMillis:
 		return cutoff{value: ceilDiv(at.UnixNano(), int64(time.Millisecond))}
 	}
-	if !t.postgres {
-		// strftime rounds a stored time to the millisecond; with the cutoff rounded
-		// down, a row at or after the cutoff never compares below it.
-		return cutoff{
-			value: at.Truncate(time.Millisecond).Format(sqliteInstant),
-			bound: at.Add(maxOffset + time.Second).Format(time.DateTime),
-		}
+	var zone *time.Location
+	if lay.naive {
+		zone = lay.zone
 	}
-	at = at.Add(time.Microsecond - time.Nanosecond).Truncate(time.Microsecond)
-	if lay.naive() {
-		return cutoff{value: at.In(lay.zone).Format("2006-01-02 15:04:05.999999")}
-	}
-	return cutoff{value: at}
+	value, bound := t.drv.Cutoff(at, zone)
+	return cutoff{value: value, bound: bound, native: true}
 }
 
-// expired is the condition that a row's timestamp is before the cutoff. SQLite text
-// timestamps may carry any offset, so their raw text does not sort as time does; they
-// are compared as instants (strftime normalises them to UTC), after an index-friendly
-// range on the raw text that every expired row falls in. A text SQLite cannot read as a
-// time normalises to NULL and is never expired.
+// expired is the condition that a row's timestamp is before the cutoff: a plain
+// comparison for a unix column, the driver's for a native one (SQLite's text timestamps,
+// say, may carry any offset and do not sort as time does).
 func (t *Table) expired(cut cutoff) schema.QueryAppender {
 	col := t.col(t.spec.Timestamp)
-	if cut.bound == nil {
+	if !cut.native {
 		return bun.SafeQuery("? < ?", col, cut.value)
 	}
-	return bun.SafeQuery("? < ? AND strftime('%Y-%m-%d %H:%M:%f', ?) < ?", col, cut.bound, col, cut.value)
+	return t.drv.Expired(col, cut.value, cut.bound)
+}
+
+// native reports whether the timestamp column holds times, not unix numbers.
+func (t *Table) native() bool {
+	return t.spec.TimestampFormat == "" || t.spec.TimestampFormat == TimestampNative
 }
 
 func ceilDiv(a, b int64) int64 {
@@ -153,8 +122,8 @@ func ceilDiv(a, b int64) int64 {
 // oldestExpr is the expression whose minimum over the expired rows is the oldest one.
 func (t *Table) oldestExpr() schema.QueryAppender {
 	col := t.col(t.spec.Timestamp)
-	if !t.postgres && (t.spec.TimestampFormat == "" || t.spec.TimestampFormat == TimestampNative) {
-		return bun.SafeQuery("min(strftime('%Y-%m-%d %H:%M:%f', ?))", col)
+	if t.native() {
+		return t.drv.Oldest(col)
 	}
 	return bun.SafeQuery("min(?)", col)
 }
@@ -165,7 +134,7 @@ func (t *Table) timeOf(raw any, lay *tableLayout) (time.Time, bool, error) {
 	case nil:
 		return time.Time{}, false, nil
 	case time.Time:
-		if lay.naive() {
+		if lay.naive {
 			// pgdriver reads wall time as UTC; it is the zone's wall time.
 			v = time.Date(v.Year(), v.Month(), v.Day(), v.Hour(), v.Minute(), v.Second(), v.Nanosecond(), lay.zone)
 		}
@@ -176,10 +145,10 @@ func (t *Table) timeOf(raw any, lay *tableLayout) (time.Time, bool, error) {
 		}
 		return time.Unix(v, 0).UTC(), true, nil
 	case string:
-		at, err := time.Parse(sqliteInstant, v)
+		at, err := t.drv.ParseInstant(v)
 		return at, err == nil, err
 	case []byte:
-		at, err := time.Parse(sqliteInstant, string(v))
+		at, err := t.drv.ParseInstant(string(v))
 		return at, err == nil, err
 	}
 	return time.Time{}, false, fmt.Errorf("pass %q: timestamp of type %T", t.name, raw)

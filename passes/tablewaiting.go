@@ -23,7 +23,7 @@ const maxExcluded = 1000
 // row over: its writers take turns.
 func (s *tableSweep) passedOver(ctx context.Context, db bun.IDB, cut cutoff) {
 	t := s.t
-	if !t.postgres || len(s.skipped) > maxExcluded {
+	if !t.drv.SkipsLocked() || len(s.skipped) > maxExcluded {
 		return
 	}
 	q := t.eligible(db.NewSelect().TableExpr("?", ident(t.spec.Table)), cut).ColumnExpr("1").Limit(1)

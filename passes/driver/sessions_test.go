@@ -1,4 +1,4 @@
-package passes
+package driver
 
 import (
 	"testing"
@@ -7,7 +7,7 @@ import (
 
 // Before: the timeout was truncated to whole milliseconds, so 1.5ms became 1ms and
 // 500µs became 0, which PostgreSQL reads as no timeout.
-func TestStatementTimeoutMillisRoundsUp(t *testing.T) {
+func TestTimeoutMillisRoundsUp(t *testing.T) {
 	tests := []struct {
 		in   time.Duration
 		want int64
@@ -19,8 +19,8 @@ func TestStatementTimeoutMillisRoundsUp(t *testing.T) {
 		{30 * time.Second, 30000},
 	}
 	for _, tc := range tests {
-		if got := statementTimeoutMillis(tc.in); got != tc.want {
-			t.Errorf("statementTimeoutMillis(%v) = %d, want %d", tc.in, got, tc.want)
+		if got := TimeoutMillis(tc.in); got != tc.want {
+			t.Errorf("TimeoutMillis(%v) = %d, want %d", tc.in, got, tc.want)
 		}
 	}
 }

@@ -1,0 +1,282 @@
+package passes
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/schema"
+
+	"github.com/retentionkit/retention/passes/driver"
+)
+
+// This file is one batch of a table pass, top to bottom: purgeBatch names its steps in
+// order and the functions after it follow the same order. The sweep around the batches
+// (its connection, cursor and close) is table_sweep.go; a batch that fails on a
+// constraint goes on in table_bisect.go.
+
+// candidate is one row a batch read: its key (one value per key column) and timestamp.
+type candidate struct {
+	key []any
+	ts  any
+}
+
+// purgeBatch deletes the next batch of at most batchSize rows expired at olderThan.
+func (s *tableSweep) purgeBatch(ctx context.Context, batchSize int, olderThan time.Time) (int, error) {
+	t := s.t
+	// 1. Bound the batch: a driver that pins no session bounds statements by the
+	// batch's context; one that does has the timeout on its session (pinSession).
+	if t.spec.StatementTimeout > 0 && !t.drv.PinsSweep() {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, t.spec.StatementTimeout)
+		defer cancel()
+	}
+	// 2. The connection, and on the sweep's first batch the table's layout, size and
+	// quarantine.
+	db, err := s.conn(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("pass %q: %w", t.name, err)
+	}
+	if err := s.firstBatch(ctx, db); err != nil {
+		return 0, err
+	}
+	// 3. The cutoff in the timestamp column's own form.
+	cut := t.cutoff(olderThan, s.layout)
+	if !s.quarantineRead {
+		if err := s.loadQuarantine(ctx, db, cut); err != nil {
+			return 0, err
+		}
+	}
+	// 4. Read, lock and delete: one statement without children, one transaction with.
+	stop := s.cancelOnDone(ctx)
+	defer stop()
+	read, deleted, ordered, err := s.deleteBatch(ctx, db, batchSize, cut)
+	// 5. A batch that failed on a constraint is bisected (table_bisect.go).
+	if err != nil {
+		if !IsRowSpecific(err) || ctx.Err() != nil {
+			return 0, fmt.Errorf("pass %q: delete batch: %w", t.name, err)
+		}
+		return s.bisectNext(ctx, db, batchSize, cut)
+	}
+	// 6. Move the cursor past every row read, the parents passed over for their
+	// children's locks too, so the rest of the table is reached; the rewind at the end
+	// comes back to them.
+	s.advance(read, ordered)
+	s.deletedKeys(ctx, candidateKeys(deleted))
+	// 7. Say whether more is waiting: a short batch looks for rows passed over, a batch
+	// that passed rows over says so.
+	switch {
+	case len(read) < batchSize:
+		s.passedOver(ctx, db, cut)
+	case len(deleted) < len(read):
+		ReportMoreWaiting(ctx)
+	}
+	return len(deleted), nil
+}
+
+// firstBatch reads, once per sweep, what every batch needs: the table's layout and
+// its size before the sweep (for the hygiene).
+func (s *tableSweep) firstBatch(ctx context.Context, db bun.IDB) error {
+	if s.layout != nil {
+		return nil
+	}
+	var err error
+	if s.layout, err = s.t.readLayout(ctx, db); err != nil {
+		return fmt.Errorf("pass %q: %w", s.t.name, err)
+	}
+	if err := s.readTableSize(ctx, db); err != nil {
+		return fmt.Errorf("pass %q: %w", s.t.name, err)
+	}
+	return nil
+}
+
+// deleteBatch runs step 4: it returns the candidates read, those deleted, and whether
+// read is in (timestamp, key) order.
+func (s *tableSweep) deleteBatch(ctx context.Context, db bun.IDB, n int, cut cutoff) (read, deleted []candidate, ordered bool, err error) {
+	t := s.t
+	if t.singleStatement() {
+		deleted, ordered, err = t.deleteNext(ctx, db, n, cut, s.position(), s.layout)
+		return deleted, deleted, ordered, err
+	}
+	read, deleted, err = t.deleteNextInTx(ctx, db, n, cut, s.position(), s.layout)
+	return read, deleted, true, err
+}
+
+// singleStatement reports whether a batch can be one statement: no children to handle
+// first, so no explicit transaction is needed. A statement timeout does not need one
+// either (step 1).
+func (t *Table) singleStatement() bool {
+	return len(t.children) == 0
+}
+
+// deleteNext is step 4 without children: the driver shapes one statement that selects,
+// locks and deletes the next batch and returns the deleted rows' keys and timestamps.
+func (t *Table) deleteNext(ctx context.Context, db bun.IDB, n int, cut cutoff, pos position, lay *tableLayout) ([]candidate, bool, error) {
+	cols := bun.SafeQuery("?, ?", columnList("", t.key), bun.Ident(t.spec.Timestamp))
+	shape := driver.DeleteNext{
+		Table:      ident(t.spec.Table),
+		Key:        tuple(t.spec.Table, t.key),
+		Candidates: t.nextQuery(db, n, cut, pos).ColumnExpr("?", columnList(t.spec.Table, t.key)),
+		Returning:  cols,
+		Order:      cols,
+	}
+	if len(t.key) == 1 {
+		shape.OneKey = t.col(t.key[0])
+	}
+	query, ordered := t.drv.DeleteNext(db, shape)
+	rows, err := db.QueryContext(ctx, query)
+	if err != nil {
+		return nil, false, err
+	}
+	cands, err := scanCandidates(rows, lay)
+	return cands, ordered, err
+}
+
+// deleteNextInTx is step 4 with children, in one transaction: (a) read and lock the
+// candidates, (b) pass over those whose children another transaction holds, (c) delete
+// or clear the children and delete the rest by key. It returns the candidates it read,
+// in order, and those it deleted.
+func (t *Table) deleteNextInTx(ctx context.Context, db bun.IDB, n int, cut cutoff, pos position, lay *tableLayout) (read, deleted []candidate, err error) {
+	err = TxUnitOfWork{DB: db}.Execute(ctx, func(ctx context.Context) error {
+		read, deleted = nil, nil
+		tx := DB(ctx, db)
+		cands, err := t.candidates(ctx, tx, n, cut, pos, true, lay) // (a)
+		if err != nil || len(cands) == 0 {
+			return err
+		}
+		held, err := t.heldByChildren(ctx, tx, candidateKeys(cands), lay) // (b)
+		if err != nil {
+			return err
+		}
+		free := make([]candidate, 0, len(cands))
+		for _, c := range cands {
+			if !held[KeyText(c.key)] {
+				free = append(free, c)
+			}
+		}
+		if len(free) > 0 {
+			if err := t.deleteLocked(ctx, tx, candidateKeys(free)); err != nil { // (c)
+				return err
+			}
+		}
+		read, deleted = cands, free
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return read, deleted, nil
+}
+
+// candidates reads the next n eligible rows after the cursor, in (timestamp, key)
+// order; with lock, it has the driver lock them (skipping rows another transaction
+// holds, where the database has row locks).
+func (t *Table) candidates(ctx context.Context, db bun.IDB, n int, cut cutoff, pos position, lock bool, lay *tableLayout) ([]candidate, error) {
+	q := t.nextQuery(db, n, cut, pos).ColumnExpr("?, ?", columnList(t.spec.Table, t.key), t.col(t.spec.Timestamp))
+	if lock {
+		q = t.drv.LockCandidates(q)
+	}
+	rows, err := q.Rows(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return scanCandidates(rows, lay)
+}
+
+// position is where a sweep's next batch starts: after the cursor, leaving out the
+// keys it already skipped when it went back to the start (see passedOver) and the
+// quarantined keys not yet due.
+type position struct {
+	after   *candidate
+	exclude [][]any
+}
+
+func (s *tableSweep) position() position {
+	return position{after: s.cursor, exclude: s.excluded(s.exclude)}
+}
+
+// nextQuery selects (without columns) the next n eligible rows after the position.
+func (t *Table) nextQuery(db bun.IDB, n int, cut cutoff, pos position) *bun.SelectQuery {
+	q := t.eligible(db.NewSelect().TableExpr("?", ident(t.spec.Table)), cut)
+	if after := pos.after; after != nil {
+		q = q.Where("(?, ?) > (?, ?)", t.col(t.spec.Timestamp), columnList(t.spec.Table, t.key), after.ts, bun.List(after.key))
+	}
+	if len(pos.exclude) > 0 {
+		q = q.Where("? NOT IN (?)", tuple(t.spec.Table, t.key), keyList(pos.exclude))
+	}
+	return q.OrderExpr("?, ?", t.col(t.spec.Timestamp), columnList(t.spec.Table, t.key)).Limit(int64(n))
+}
+
+// deleteLocked is step 4(c): the children of keys (already locked by this transaction)
+// deepest first, then the keys.
+func (t *Table) deleteLocked(ctx context.Context, tx bun.IDB, keys [][]any) error {
+	for _, c := range t.children {
+		if err := t.handleChild(ctx, tx, c, keys); err != nil {
+			return err
+		}
+	}
+	_, err := tx.NewDelete().TableExpr("?", ident(t.spec.Table)).Where("? IN (?)", tuple("", t.key), keyList(keys)).Exec(ctx)
+	return err
+}
+
+// handleChild deletes c's rows under keys, or clears their reference (set_null).
+func (t *Table) handleChild(ctx context.Context, tx bun.IDB, c *childNode, keys [][]any) error {
+	var err error
+	fk := c.foreignKey()
+	switch c.onDelete() {
+	case OnDeleteDelete:
+		_, err = tx.NewDelete().TableExpr("?", ident(c.spec.Table)).
+			Where("? IN (?)", tuple("", fk), t.parentKeys(c, keys)).Exec(ctx)
+	case OnDeleteSetNull:
+		q := tx.NewUpdate().TableExpr("?", ident(c.spec.Table))
+		for _, col := range fk {
+			q = q.Set("? = NULL", bun.Ident(col))
+		}
+		_, err = q.Where("? IN (?)", tuple("", fk), t.parentKeys(c, keys)).Exec(ctx)
+	}
+	if err != nil {
+		return fmt.Errorf("child table %s: %w", c.spec.Table, err)
+	}
+	return nil
+}
+
+// parentKeys is the set of keys a child's foreign key points into: the batch's keys for
+// a direct child, or a subquery walking down from them for a nested one.
+func (t *Table) parentKeys(c *childNode, keys [][]any) schema.QueryAppender {
+	if c.parent == nil {
+		return keyList(keys)
+	}
+	p := c.parent
+	return bun.SafeQuery("SELECT ? FROM ? WHERE ? IN (?)", columnList("", p.key()), ident(p.spec.Table), tuple("", p.foreignKey()), t.parentKeys(p, keys))
+}
+
+func candidateKeys(cands []candidate) [][]any {
+	keys := make([][]any, len(cands))
+	for i, c := range cands {
+		keys[i] = c.key
+	}
+	return keys
+}
+
+// scanCandidates reads rows of key columns then the timestamp.
+func scanCandidates(rows *sql.Rows, lay *tableLayout) ([]candidate, error) {
+	defer rows.Close()
+	width := len(lay.keyTypes)
+	var out []candidate
+	for rows.Next() {
+		c := candidate{key: make([]any, width)}
+		dst := make([]any, width+1)
+		for i := range c.key {
+			dst[i] = &c.key[i]
+		}
+		dst[width] = &c.ts
+		if err := rows.Scan(dst...); err != nil {
+			return nil, err
+		}
+		lay.fixKey(c.key)
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
