@@ -133,7 +133,7 @@ type pinnedSweep struct {
 // pid. A denied lock is an *ElsewhereError, and the connection goes back to the pool
 // holding nothing. It is the only place a sweep lock is taken: a Table's sweep
 // (WithSweepLock) and an Exclusive pass both come here, and
-// TestSweepLockTakenInOnePlace fails if another path calls the driver's TryLock.
+// TestSweepLockTakenInOnePlace fails if another path calls the driver's TrySessionLock.
 func pinSweep(ctx context.Context, d driver.Driver, db *bun.DB, lock *SweepLockOptions) (*pinnedSweep, error) {
 	c, err := db.Conn(ctx)
 	if err != nil {
@@ -149,7 +149,7 @@ func pinSweep(ctx context.Context, d driver.Driver, db *bun.DB, lock *SweepLockO
 	}
 	expr, args := lock.Conn.settingsExpr()
 	var granted bool
-	if p.pid, granted, err = d.TryLock(ctx, c, expr, args, SweepLockClass, LockKey(lock.Identity)); err != nil {
+	if p.pid, granted, err = d.TrySessionLock(ctx, c, expr, args, SweepLockClass, LockKey(lock.Identity)); err != nil {
 		discard(c)
 		return nil, fmt.Errorf("take the sweep lock of %q: %w", lock.Identity, err)
 	}
@@ -185,7 +185,7 @@ func (p *pinnedSweep) release() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	released, err := p.drv.Unlock(ctx, p.conn, SweepLockClass, LockKey(p.lock.Identity))
+	released, err := p.drv.ReleaseSessionLock(ctx, p.conn, SweepLockClass, LockKey(p.lock.Identity))
 	if err != nil || !released {
 		discard(p.conn)
 		if err != nil {

@@ -21,12 +21,12 @@ type Locks interface {
 	// CheckServer is SessionLocks plus what the server must offer (PostgreSQL 14 for
 	// client_connection_check_interval); its error wraps ErrLocksUnsupported.
 	CheckServer(ctx context.Context, db bun.IDB) error
-	// TryLock runs setup (a select-list expression with its arguments, applying the
+	// TrySessionLock runs setup (a select-list expression with its arguments, applying the
 	// connection's settings) and tries lock (class, key) on c, in one round trip, and
 	// returns c's backend id and whether the lock was granted.
-	TryLock(ctx context.Context, c bun.IConn, setup string, args []any, class, key int32) (backend int, granted bool, err error)
-	// Unlock gives (class, key) back; false when c did not hold it.
-	Unlock(ctx context.Context, c bun.IConn, class, key int32) (bool, error)
+	TrySessionLock(ctx context.Context, c bun.IConn, setup string, args []any, class, key int32) (backend int, granted bool, err error)
+	// ReleaseSessionLock gives (class, key) back; false when c did not hold it.
+	ReleaseSessionLock(ctx context.Context, c bun.IConn, class, key int32) (bool, error)
 	// Backend returns c's backend id.
 	Backend(ctx context.Context, c bun.IConn) (int, error)
 }

@@ -27,8 +27,8 @@ func (Driver) CheckServer(ctx context.Context, db bun.IDB) error {
 	return nil
 }
 
-// TryLock is pg_try_advisory_lock in its two-key form, after setup, in one statement.
-func (Driver) TryLock(ctx context.Context, c bun.IConn, setup string, args []any, class, key int32) (int, bool, error) {
+// TrySessionLock is pg_try_advisory_lock in its two-key form, after setup, in one statement.
+func (Driver) TrySessionLock(ctx context.Context, c bun.IConn, setup string, args []any, class, key int32) (int, bool, error) {
 	if setup == "" {
 		setup = "0"
 	}
@@ -39,8 +39,8 @@ func (Driver) TryLock(ctx context.Context, c bun.IConn, setup string, args []any
 	return pid, granted, err
 }
 
-// Unlock is pg_advisory_unlock in its two-key form.
-func (Driver) Unlock(ctx context.Context, c bun.IConn, class, key int32) (bool, error) {
+// ReleaseSessionLock is pg_advisory_unlock in its two-key form.
+func (Driver) ReleaseSessionLock(ctx context.Context, c bun.IConn, class, key int32) (bool, error) {
 	var released bool
 	err := c.QueryRowContext(ctx, "SELECT pg_advisory_unlock(?::int4, ?::int4)", class, key).Scan(&released)
 	return released, err

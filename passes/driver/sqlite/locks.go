@@ -17,13 +17,13 @@ func (Driver) SessionLocks() error {
 // CheckServer refuses as SessionLocks does.
 func (d Driver) CheckServer(context.Context, bun.IDB) error { return d.SessionLocks() }
 
-// TryLock refuses as SessionLocks does.
-func (d Driver) TryLock(context.Context, bun.IConn, string, []any, int32, int32) (int, bool, error) {
+// TrySessionLock refuses as SessionLocks does.
+func (d Driver) TrySessionLock(context.Context, bun.IConn, string, []any, int32, int32) (int, bool, error) {
 	return 0, false, d.SessionLocks()
 }
 
-// Unlock refuses as SessionLocks does.
-func (d Driver) Unlock(context.Context, bun.IConn, int32, int32) (bool, error) {
+// ReleaseSessionLock refuses as SessionLocks does.
+func (d Driver) ReleaseSessionLock(context.Context, bun.IConn, int32, int32) (bool, error) {
 	return false, d.SessionLocks()
 }
 
