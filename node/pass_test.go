@@ -9,7 +9,7 @@ import (
 	"github.com/retentionkit/retention/passes/dbtest"
 )
 
-// A change made to a pass's options (the drain's unbounded sweeps) survives replacing
+// A change made to a pass's options (as the drain makes) survives replacing
 // its table (a sweep lock): the record holds one copy of the options, not two.
 func TestReplacingTheTableKeepsTheOptionsSetOnThePass(t *testing.T) {
 	db := dbtest.SQLite(t)
@@ -22,12 +22,12 @@ func TestReplacingTheTableKeepsTheOptionsSetOnThePass(t *testing.T) {
 	}
 	week := 7 * 24 * time.Hour
 	p := TablePass(tbl, passes.Options{RetentionPeriod: &week, MaxBatchesPerSweep: 10})
-	p.Registration.Options.MaxBatchesPerSweep = passes.Unbounded
+	p.Registration.Options.MaxBatchesPerSweep = 25 // not 0, which is also the zero Options' value
 
 	p = p.WithTable(tbl.WithQuarantine(nil))
 
-	if got := p.Options().MaxBatchesPerSweep; got != passes.Unbounded {
-		t.Errorf("MaxBatchesPerSweep = %d after WithTable, want %d (the change made on the pass)", got, passes.Unbounded)
+	if got := p.Options().MaxBatchesPerSweep; got != 25 {
+		t.Errorf("MaxBatchesPerSweep = %d after WithTable, want 25 (the change made on the pass)", got)
 	}
 	if p.Name() != "events" || !p.IsTable() || p.Registration.New == nil {
 		t.Errorf("pass %q (table %v, factory %v): want events, a table pass with a factory", p.Name(), p.IsTable(), p.Registration.New != nil)
