@@ -98,12 +98,15 @@ func (n *node) checkClusterDatabase(ctx context.Context) error {
 // lockTables puts every table pass under its sweep lock, held on connections with conn's
 // settings.
 func (n *node) lockTables(conn passes.SweepConnOptions) error {
-	for i, t := range n.tables {
-		locked, err := t.WithSweepLock(passes.SweepLockOptions{Conn: conn})
+	for i, p := range n.passes {
+		if !p.IsTable() {
+			continue
+		}
+		locked, err := p.Table.WithSweepLock(passes.SweepLockOptions{Conn: conn})
 		if err != nil {
 			return badConfig(err)
 		}
-		n.tables[i], n.regs[i] = locked, locked.Registration(n.opts[i])
+		n.passes[i] = p.WithTable(locked)
 	}
 	return nil
 }
@@ -140,9 +143,12 @@ func (n *node) helperRegistrations() []passes.Registration {
 		return nil
 	}
 	var out []passes.Registration
-	for i, t := range n.tables {
-		opts := n.opts[i]
-		out = append(out, cluster.Helpers(n.regs[i], n.cfg.Cluster.DrainHelpers, func(identity string, f passes.Factory) passes.Factory {
+	for _, p := range n.passes {
+		if !p.IsTable() {
+			continue
+		}
+		t, opts := p.Table, p.Options()
+		out = append(out, cluster.Helpers(p.Registration, n.cfg.Cluster.DrainHelpers, func(identity string, f passes.Factory) passes.Factory {
 			locked, err := t.WithSweepLock(passes.SweepLockOptions{Identity: identity, Conn: n.cluster.conn})
 			if err != nil { // PostgreSQL was checked at join
 				return f

@@ -19,10 +19,10 @@ func (n *node) printCluster(ctx context.Context, out io.Writer) error {
 		return nil
 	}
 	var ids []string
-	for i, t := range n.tables {
-		ids = append(ids, t.Name())
-		for k := 1; k <= n.cfg.Cluster.DrainHelpers; k++ {
-			ids = append(ids, cluster.HelperName(n.regs[i].Name, k))
+	for _, p := range n.passes {
+		ids = append(ids, p.Name())
+		for k := 1; p.IsTable() && k <= n.cfg.Cluster.DrainHelpers; k++ {
+			ids = append(ids, cluster.HelperName(p.Name(), k))
 		}
 	}
 	if n.ledger != nil {

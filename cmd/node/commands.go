@@ -12,9 +12,9 @@ import (
 	"github.com/sirupsen/logrus"
 	"github.com/spf13/cobra"
 
+	rnode "github.com/retentionkit/retention/node"
 	"github.com/retentionkit/retention/node/config"
 	"github.com/retentionkit/retention/node/live"
-	"github.com/retentionkit/retention/passes"
 	"github.com/retentionkit/retention/passes/ledger"
 )
 
@@ -30,7 +30,7 @@ func validateCommand(o *options) *cobra.Command {
 				if err := n.startupValidate(cmd.Context()); err != nil {
 					return err
 				}
-				fmt.Fprintf(o.stdout, "ok: %s\n", counted(len(n.regs), "pass", "passes"))
+				fmt.Fprintf(o.stdout, "ok: %s\n", counted(len(n.passes), "pass", "passes"))
 				return nil
 			})
 		},
@@ -111,7 +111,7 @@ func (n *node) warnIfNoLiveNode(ctx context.Context, pass string, run int64) {
 }
 
 func (n *node) hasPass(name string) bool {
-	return slices.ContainsFunc(n.regs, func(r passes.Registration) bool { return r.Name == name })
+	return slices.ContainsFunc(n.passes, func(p rnode.Pass) bool { return p.Name() == name })
 }
 
 func retryCommand(o *options) *cobra.Command {
@@ -203,17 +203,17 @@ func (n *node) printStatus(ctx context.Context, w *tabwriter.Writer) error {
 	// BACKLOG, HELD and QUARANTINED are passes.Backlog, as /metrics and the dashboard
 	// show them (docs/metrics.md).
 	fmt.Fprintln(w, "PASS\tBACKLOG\tHELD\tQUARANTINED\tLAST RUN\tSTATE\tROWS\tSKIPPED (STILL THERE)\tREASON\tFAILED RUNS (LAST 50)\tNEXT SWEEP (ABOUT)")
-	for i, t := range n.tables {
-		opts := n.regs[i].Options
+	for i, p := range n.passes {
+		opts := p.Options()
 		backlog, held, quarantined := "-", "-", "-"
-		if opts.Enabled() {
+		if opts.Enabled() && p.IsTable() {
 			if b, err := n.backlog(ctx, i, time.Now().Add(-*opts.RetentionPeriod)); err == nil {
 				backlog, held, quarantined = strconv.FormatInt(b.Deletable, 10), strconv.FormatInt(b.Held, 10), strconv.FormatInt(b.Quarantined, 10)
 			}
 		}
 		last, state, rows, skipped, reason, failed, next := "-", "-", "-", "-", "-", "-", "-"
 		if n.ledger != nil {
-			if runs, err := n.ledger.Runs(ctx, t.Name(), 50); err == nil && len(runs) > 0 {
+			if runs, err := n.ledger.Runs(ctx, p.Name(), 50); err == nil && len(runs) > 0 {
 				r := runs[0]
 				last, state = stamp(r.StartTime), string(r.State)
 				rows, skipped = strconv.FormatInt(r.RowsDeleted, 10), strconv.FormatInt(r.RowsSkipped, 10)
@@ -232,7 +232,7 @@ func (n *node) printStatus(ctx context.Context, w *tabwriter.Writer) error {
 				}
 			}
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.Name(), backlog, held, quarantined, last, state, rows, skipped, reason, failed, next)
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Name(), backlog, held, quarantined, last, state, rows, skipped, reason, failed, next)
 	}
 	if err := w.Flush(); err != nil {
 		return err

@@ -19,8 +19,8 @@ import (
 // pause/resume, stored in the ledger for every node sharing it (node/live).
 
 func (n *node) passNames() []string {
-	names := make([]string, 0, len(n.regs))
-	for _, r := range n.regs {
+	names := make([]string, 0, len(n.passes))
+	for _, r := range n.registrations() {
 		names = append(names, r.Name)
 	}
 	return names
@@ -137,7 +137,7 @@ func (n *node) printLive(ctx context.Context, w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 2, 2, ' ', 0)
 	// Indented, so a script looking for the pass table's line of a pass finds that one.
 	fmt.Fprintln(tw, "  PASS\tPAUSED\tBATCH SIZE\tBATCH DELAY\tSWEEP INTERVAL\tPACING")
-	for _, r := range n.regs {
+	for _, r := range n.registrations() {
 		ov := overrides[r.Name]
 		size, delay, interval, pacing := strconv.Itoa(r.Options.BatchSize), r.Options.BatchDelay.String(), r.Options.SweepInterval.String(), "file"
 		if ov.BatchSize != nil {

@@ -45,9 +45,11 @@ func (n *node) backlogCollector() *metrics.BacklogCollector {
 }
 
 func (n *node) metricTables() []metrics.Table {
-	tables := make([]metrics.Table, len(n.tables))
-	for i, t := range n.tables {
-		tables[i] = metrics.Table{Table: t, Options: n.opts[i]}
+	var tables []metrics.Table // a Go pass has no table to sample
+	for _, p := range n.passes {
+		if p.IsTable() {
+			tables = append(tables, metrics.Table{Table: p.Table, Options: p.Options()})
+		}
 	}
 	return tables
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/retentionkit/retention/actors"
+	rnode "github.com/retentionkit/retention/node"
 	"github.com/retentionkit/retention/node/config"
 	"github.com/retentionkit/retention/passes"
 	"github.com/retentionkit/retention/passes/ledger"
@@ -36,9 +37,8 @@ type node struct {
 	db     *bun.DB
 	log    *logrus.Logger
 	ledger *ledger.Ledger // nil when the ledger is disabled
-	tables []*passes.Table
-	opts   []passes.Options // each table's options, in the order of tables
-	regs   []passes.Registration
+	// passes are the node's passes, one record each (registration and table together).
+	passes []rnode.Pass
 	plan   *ledger.Plan
 	// stopHeartbeat ends the node's heartbeat (see join); nil until then.
 	stopHeartbeat context.CancelFunc
@@ -108,12 +108,19 @@ func openNodeWith(ctx context.Context, path string, log *logrus.Logger, flags op
 		if n.ledger != nil { // rows whose delete fails on their own wait in the ledger's quarantine
 			tbl = tbl.WithQuarantine(n.ledger.Quarantine(map[string]time.Duration{p.Name: p.Options.EffectiveInterval()}).WithWarnings(func(w string) { log.Warn(w) }))
 		}
-		n.tables = append(n.tables, tbl)
-		n.opts = append(n.opts, p.Options)
-		n.regs = append(n.regs, tbl.Registration(p.Options))
+		n.passes = append(n.passes, rnode.TablePass(tbl, p.Options))
 	}
 	n.plan, _ = cfg.CleanupPlan()
 	return n, nil
+}
+
+// registrations are the passes' registrations, a fresh slice the caller may change.
+func (n *node) registrations() []passes.Registration {
+	regs := make([]passes.Registration, len(n.passes))
+	for i, p := range n.passes {
+		regs[i] = p.Registration
+	}
+	return regs
 }
 
 func (n *node) close() {
@@ -175,7 +182,7 @@ func (n *node) runtime(only []string, internal, now bool, observers ...actors.Ob
 	all = append(all, observers...)
 	reporter := actors.LogFailureReporter{Logger: n.log, Redact: func(err error) string { return passes.RedactText(err.Error(), n.cfg.Database.DSN) }}
 	rt := actors.New(n.clusterRuntime(actors.Config{Logger: n.log, MaxConcurrentDeletes: n.cfg.Node.MaxConcurrentDeletes, Observers: all, FailureReporter: reporter}))
-	for _, r := range append(slices.Clone(n.regs), n.helperRegistrations()...) {
+	for _, r := range append(n.registrations(), n.helperRegistrations()...) {
 		if len(only) > 0 && !slices.Contains(only, r.Name) {
 			continue
 		}

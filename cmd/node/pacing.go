@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"text/tabwriter"
 
+	rnode "github.com/retentionkit/retention/node"
 	"github.com/retentionkit/retention/passes"
 )
 
@@ -14,13 +15,13 @@ import (
 func (n *node) printPacing(w *tabwriter.Writer) error {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "PACING\tPASS\tBATCH\tPAUSE") // mode first: a row never starts with a pass name
-	for i, t := range n.tables {
-		o := n.regs[i].Options
+	for _, p := range n.passes {
+		o := p.Options()
 		mode, batch, pause := string(passes.PacingFixed), fmt.Sprint(o.BatchSize), o.BatchDelay.String()
 		if o.Adaptive() {
 			mode, batch, pause = string(passes.PacingAdaptive), fmt.Sprintf("<=%d", o.BatchSize), fmt.Sprintf(">=%v", o.BatchDelay)
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", mode, t.Name(), batch, pause)
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", mode, p.Name(), batch, pause)
 	}
 	return w.Flush()
 }
@@ -29,10 +30,10 @@ func (n *node) printPacing(w *tabwriter.Writer) error {
 // controller keeps the workload's latency in bounds, so the drain is one sweep that
 // runs until the backlog is gone, rather than a chain of bounded sweeps each starting
 // with a baseline to learn. Fixed passes keep their bound.
-func drainUnbounded(regs []passes.Registration) {
-	for i := range regs {
-		if regs[i].Options.Adaptive() {
-			regs[i].Options.MaxBatchesPerSweep = passes.Unbounded
+func drainUnbounded(ps []rnode.Pass) {
+	for i := range ps {
+		if ps[i].Options().Adaptive() {
+			ps[i].Registration.Options.MaxBatchesPerSweep = passes.Unbounded
 		}
 	}
 }

@@ -51,10 +51,13 @@ func (n *node) newProgress(ctx context.Context, w io.Writer, mode string, idx []
 	b := newBars(ctx, w, tty)
 	for _, i := range idx {
 		estimate := int64(0)
-		if dry, err := n.tables[i].DryRun(ctx, time.Now().Add(-*n.regs[i].Options.RetentionPeriod)); err == nil {
-			estimate = dry.Eligible
+		p := n.passes[i]
+		if p.IsTable() {
+			if dry, err := p.Table.DryRun(ctx, time.Now().Add(-*p.Options().RetentionPeriod)); err == nil {
+				estimate = dry.Eligible
+			}
 		}
-		b.add(n.regs[i].Name, estimate)
+		b.add(p.Name(), estimate)
 	}
 	if tty && isTerminal(n.log.Out) {
 		b.log, b.logOut = n.log, n.log.Out

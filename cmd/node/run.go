@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 	"time"
 
@@ -41,7 +42,9 @@ func (o *options) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	defer n.close()
+	var undo closers // every error path below returns with this, and nothing else, undone
+	defer undo.close()
+	undo.push(n.close)
 	if err := n.startupValidate(ctx); err != nil {
 		return err
 	}
@@ -60,8 +63,12 @@ func (o *options) run(ctx context.Context) error {
 		}
 		return err
 	}
+	// An error path leaves at once (not gracefully); a stop leaves gracefully unless
+	// fenced, once the passes have stopped.
+	graceful := false
+	leave := sync.OnceFunc(func() { n.leaveCluster(graceful) })
+	undo.push(leave)
 	if err := n.join(ctx); err != nil {
-		n.leaveCluster(false)
 		return err
 	}
 	m := metrics.NewObserver()
@@ -72,12 +79,10 @@ func (o *options) run(ctx context.Context) error {
 	defer stopSampling()
 	rt, err := n.runtime(nil, true, false, m, backlog.SampleSweeps(sampling, 0, nil))
 	if err != nil {
-		n.leaveCluster(false)
 		return err
 	}
 	reg, err := n.registry(rt, m, backlog)
 	if err != nil {
-		n.leaveCluster(false)
 		return err
 	}
 	acfg := admin.Config{Runtime: rt, Ledger: n.ledger, Token: n.cfg.Node.AdminToken, Gatherer: reg, ReadyAfterFailures: n.cfg.ReadyAfterFailures()}
@@ -87,21 +92,18 @@ func (o *options) run(ctx context.Context) error {
 	// The dashboard is built from the finished admin config (in cluster mode, after
 	// acfg.Cluster is set), so both show the same ClusterSource.
 	if acfg.UI, err = n.dashboard(acfg, backlog); err != nil {
-		n.leaveCluster(false)
 		return err
 	}
 	adm := admin.New(acfg)
 	if n.cfg.Node.Admin != "" {
 		srv, addr, err := serveAdmin(n.cfg.Node.Admin, adm)
 		if err != nil {
-			n.leaveCluster(false)
 			return badConfig(fmt.Errorf("node.admin: %w", err))
 		}
 		defer srv.Close()
 		n.log.WithField("addr", addr).Info("admin endpoint listening")
 	}
 	if err := rt.Start(ctx); err != nil {
-		n.leaveCluster(false)
 		return badConfig(err)
 	}
 	var fenced <-chan *cluster.FencedError
@@ -158,7 +160,8 @@ func (o *options) run(ctx context.Context) error {
 	}
 	// Leaving after the passes stopped: the others take them at once (graceful), and
 	// their first sweeps find the locks free. A fenced member's entry is gone already.
-	n.leaveCluster(fence == nil)
+	graceful = fence == nil
+	leave()
 	if fence != nil {
 		return &fencedExit{fence}
 	}

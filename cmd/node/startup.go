@@ -88,7 +88,11 @@ func (n *node) startupValidate(ctx context.Context) error {
 // what they found: checks the database could not answer, configuration failures, and
 // warnings.
 func (n *node) startupChecks(ctx context.Context, attempt time.Duration) (unavailable []string, failures []error, warnings []string) {
-	for _, t := range n.tables {
+	for _, p := range n.passes {
+		t := p.Table
+		if t == nil { // a Go pass checks itself when it runs
+			continue
+		}
 		actx, cancel := context.WithTimeout(ctx, attempt)
 		res := t.ValidateStartup(actx)
 		cancel()
@@ -102,8 +106,8 @@ func (n *node) startupChecks(ctx context.Context, attempt time.Duration) (unavai
 		}
 	}
 	var names []string
-	for _, r := range n.regs {
-		names = append(names, r.Name)
+	for _, p := range n.passes {
+		names = append(names, p.Name())
 	}
 	if n.cfg.CleanupEnabled() {
 		if err := n.plan.CheckAliases(ledger.AliasesFor(names)); err != nil {

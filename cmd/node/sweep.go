@@ -82,8 +82,8 @@ func checkSweepFlags(progressMode string, retry time.Duration) error {
 
 func (n *node) selected(only []string) []int {
 	var idx []int
-	for i, r := range n.regs {
-		if (len(only) == 0 || slices.Contains(only, r.Name)) && r.Options.Enabled() {
+	for i, p := range n.passes {
+		if (len(only) == 0 || slices.Contains(only, p.Name())) && p.Options().Enabled() {
 			idx = append(idx, i)
 		}
 	}
@@ -96,12 +96,15 @@ func (n *node) dryRun(ctx context.Context, only []string, o *options) error {
 	// dashboard show them (docs/metrics.md): a quarantined row is not one a sweep deletes.
 	fmt.Fprintln(w, "PASS\tWOULD DELETE\tHELD\tQUARANTINED\tCUTOFF")
 	for _, i := range n.selected(only) {
-		cutoff := time.Now().Add(-*n.regs[i].Options.RetentionPeriod)
+		if !n.passes[i].IsTable() {
+			continue // nothing to count
+		}
+		cutoff := time.Now().Add(-*n.passes[i].Options().RetentionPeriod)
 		b, err := n.backlog(ctx, i, cutoff)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%s\n", n.regs[i].Name, b.Deletable, b.Held, b.Quarantined, cutoff.UTC().Format(time.RFC3339))
+		fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%s\n", n.passes[i].Name(), b.Deletable, b.Held, b.Quarantined, cutoff.UTC().Format(time.RFC3339))
 	}
 	return w.Flush()
 }
@@ -130,7 +133,7 @@ func (n *node) sweep(ctx context.Context, only []string, drain bool, retry time.
 	idx := n.selected(only)
 	var names []string
 	for _, i := range idx {
-		names = append(names, n.regs[i].Name)
+		names = append(names, n.passes[i].Name())
 	}
 	events := make(chan actors.Event, 1024)
 	show := n.newProgress(ctx, o.stdout, progressMode, idx)
@@ -139,7 +142,7 @@ func (n *node) sweep(ctx context.Context, only []string, drain bool, retry time.
 		return err
 	}
 	if drain {
-		drainUnbounded(n.regs)
+		drainUnbounded(n.passes)
 	}
 	rt, err := n.runtime(names, false, true, actors.ObserverFunc(func(e actors.Event) error {
 		events <- e
@@ -233,9 +236,12 @@ const countTimeout = 30 * time.Second
 func (n *node) countExpired(ctx context.Context, pass string, cutoff time.Time) (int, error) {
 	ctx, cancel := context.WithTimeout(ctx, countTimeout)
 	defer cancel()
-	for i, r := range n.regs {
-		if r.Name == pass {
-			res, err := n.tables[i].DryRun(ctx, cutoff)
+	for _, p := range n.passes {
+		if p.Name() == pass && !p.IsTable() {
+			return 0, fmt.Errorf("pass %s: %w", pass, errNoBacklog)
+		}
+		if p.Name() == pass {
+			res, err := p.Table.DryRun(ctx, cutoff)
 			return int(res.Eligible), err
 		}
 	}

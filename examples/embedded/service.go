@@ -41,6 +41,10 @@ type service struct {
 // run starts the service, prints the dashboard's address, waits for both passes' first
 // sweeps and prints what they did, then serves until ctx ends (or, with once, stops).
 func run(ctx context.Context, cfg service) error {
+	// Every goroutine run starts on ctx (the backlog sampler's among them) ends when run
+	// returns, not when the caller's context ends: with once, that may be never.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	if cfg.log == nil {
 		cfg.log = logrus.New()
 		cfg.log.SetOutput(io.Discard)
