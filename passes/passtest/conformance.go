@@ -60,10 +60,13 @@ func RunConformance(t *testing.T, target Target) {
 		name       string
 		behaviours []behaviour
 	}{
+		{"keyset", keysetBehaviours()},
 		{"cutoff", cutoffBehaviours()},
 		{"keepset", keepSetBehaviours()},
 		{"bisection", bisectionBehaviours()},
 		{"dryrun", dryRunBehaviours()},
+		{"locked", lockedBehaviours()},
+		{"childlocks", childLockBehaviours()},
 		{"cancellation", cancellationBehaviours()},
 		{"ledger", ledgerBehaviours()},
 	}
