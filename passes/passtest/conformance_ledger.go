@@ -22,6 +22,7 @@ func ledgerBehaviours() []behaviour {
 	return []behaviour{
 		{name: "run lifecycle", run: runLifecycle},
 		{name: "dead letters prune only old resolved letters", run: deadLetterPrune},
+		{name: "work queue requests a sweep unless one is queued", run: requestUnlessQueued},
 	}
 }
 
@@ -148,5 +149,27 @@ func metadataCleanup(t *testing.T, l *ledger.Ledger, c ledger.CleanupConfig) {
 		if i > 1000 {
 			t.Fatal("the cleanup does not end")
 		}
+	}
+}
+
+// requestUnlessQueued: a sweep request is queued once per pass until a node claims it.
+func requestUnlessQueued(t *testing.T, db *DB) {
+	ctx := context.Background()
+	l := migratedLedger(t, db)
+	for i, want := range []bool{true, false, false} {
+		made, err := l.RequestSweepUnlessQueued(ctx, "events#1", ledgerNow)
+		if err != nil || made != want {
+			t.Fatalf("request %d = %v, %v; want %v", i, made, err, want)
+		}
+	}
+	claims, err := l.ForNode("n1").ClaimWork(ctx, []string{"events#1"}, 10, ledgerNow)
+	if err != nil || len(claims) != 1 {
+		t.Fatalf("claims = %+v, %v; want the one request", claims, err)
+	}
+	if made, err := l.RequestSweepUnlessQueued(ctx, "events#1", ledgerNow); err != nil || !made {
+		t.Fatalf("request after the claim = %v, %v; want a new one queued", made, err)
+	}
+	if made, err := l.RequestSweepUnlessQueued(ctx, "events#2", ledgerNow); err != nil || !made {
+		t.Fatalf("another pass's request = %v, %v; want it queued", made, err)
 	}
 }
