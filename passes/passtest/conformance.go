@@ -18,7 +18,8 @@ type Target struct {
 	// rows passed over because another transaction holds them do not apply to it.
 	NoRowLocks bool
 	// NoTimeZones says the database stores no time zone with a timestamp (SQLite keeps
-	// text), so the behaviours of zoned and naive timestamp columns do not apply.
+	// text), so it cannot honour a pass's timestamp_zone: the suite then expects startup
+	// to refuse one, and skips the behaviours of zoned columns.
 	NoTimeZones bool
 }
 
@@ -63,6 +64,7 @@ func RunConformance(t *testing.T, target Target) {
 		{"keyset", keysetBehaviours()},
 		{"cutoff", cutoffBehaviours()},
 		{"keepset", keepSetBehaviours()},
+		{"zone", zoneBehaviours()},
 		{"bisection", bisectionBehaviours()},
 		{"dryrun", dryRunBehaviours()},
 		{"locked", lockedBehaviours()},
