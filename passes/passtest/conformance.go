@@ -64,6 +64,7 @@ func RunConformance(t *testing.T, target Target) {
 		{"keyset", keysetBehaviours()},
 		{"cutoff", cutoffBehaviours()},
 		{"keepset", keepSetBehaviours()},
+		{"filter", filterBehaviours()},
 		{"zone", zoneBehaviours()},
 		{"bisection", bisectionBehaviours()},
 		{"dryrun", dryRunBehaviours()},
