@@ -72,6 +72,7 @@ func RunConformance(t *testing.T, target Target) {
 		{"childlocks", childLockBehaviours()},
 		{"cancellation", cancellationBehaviours()},
 		{"ledger", ledgerBehaviours()},
+		{"quarantine", quarantineBehaviours()},
 	}
 	for _, area := range areas {
 		t.Run(area.name, func(t *testing.T) {
