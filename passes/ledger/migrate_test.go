@@ -97,3 +97,17 @@ func TestCheckPrefix(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// migrated returns a ledger migrated under a prefix of the test's own.
+func migrated(t *testing.T, db *bun.DB) *ledger.Ledger {
+	t.Helper()
+	p := testPrefix(t, db)
+	if _, err := ledger.Migrate(context.Background(), db, p); err != nil {
+		t.Fatal(err)
+	}
+	l, err := ledger.New(db, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}

@@ -1,0 +1,107 @@
+package passtest
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/retentionkit/retention/passes"
+)
+
+// filterCase is a filter on a column of one type: the column's type on each database,
+// the rows' values, the filter's values as YAML gives them, and the rows it deletes.
+type filterCase struct {
+	name       string
+	pg, sqlite string
+	rows       []any
+	in         []any
+	deleted    []int // indexes into rows
+}
+
+var (
+	filterT1 = time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
+	filterT2 = time.Date(2026, 1, 2, 10, 0, 0, 123000, time.UTC)
+)
+
+// filterBehaviours: a filter matches values of every column type a filter meets, with
+// null matching rows whose column IS NULL; a where that would break out of its
+// parentheses is refused before anything runs, and an accepted one keeps what it says.
+func filterBehaviours() []behaviour {
+	const uuidA, uuidB = "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11", "b1eebc99-9c0b-4ef8-bb6d-6bb9bd380a12"
+	cases := []filterCase{
+		{"text", "TEXT", "TEXT", []any{"done", "pending", nil, "failed"}, []any{"done", nil}, []int{0, 2}},
+		{"text only null", "TEXT", "TEXT", []any{"done", nil, "pending", nil}, []any{nil}, []int{1, 3}},
+		{"text without null", "TEXT", "TEXT", []any{"done", nil, "failed"}, []any{"done", "failed"}, []int{0, 2}},
+		{"integer", "INTEGER", "INTEGER", []any{1, 2, nil, 3}, []any{1, "3", nil}, []int{0, 2, 3}},
+		{"bigint", "BIGINT", "BIGINT", []any{int64(1) << 40, 2, nil}, []any{int64(1) << 40}, []int{0}},
+		{"boolean", "BOOLEAN", "BOOLEAN", []any{true, false, nil, true}, []any{true, nil}, []int{0, 2, 3}},
+		{"boolean false", "BOOLEAN", "BOOLEAN", []any{true, false, nil}, []any{false}, []int{1}},
+		{"timestamp", "TIMESTAMPTZ", "TEXT", []any{filterT1, filterT2, nil}, []any{filterT2, nil}, []int{1, 2}},
+		{"uuid", "UUID", "TEXT", []any{uuidA, uuidB, nil}, []any{uuidB}, []int{1}},
+		{"numeric", "NUMERIC(10,2)", "NUMERIC", []any{1.5, 2.25, nil, 3}, []any{1.5, "3", nil}, []int{0, 2, 3}},
+		{"real", "DOUBLE PRECISION", "REAL", []any{0.5, 2.0, nil}, []any{2}, []int{1}},
+	}
+	var bs []behaviour
+	for _, tc := range cases {
+		bs = append(bs, behaviour{name: "filter on " + tc.name, run: func(t *testing.T, db *DB) { filterValues(t, db, tc) }})
+	}
+	return append(bs, behaviour{name: "where breakout deletes nothing", run: whereBreakout})
+}
+
+func filterValues(t *testing.T, db *DB, tc filterCase) {
+	ctx := context.Background()
+	typ, ts := tc.sqlite, "TEXT"
+	if db.Driver == passes.DriverPostgres {
+		typ, ts = tc.pg, "TIMESTAMPTZ"
+	}
+	a := &audit{t: t, db: db, format: passes.TimestampNative}
+	a.exec("CREATE TABLE f (id INTEGER PRIMARY KEY, at " + ts + " NOT NULL, v " + typ + ")")
+	for i, v := range tc.rows {
+		a.exec("INSERT INTO f (id, at, v) VALUES (?, ?, ?)", i, auditCutoff.Add(-time.Hour), v)
+	}
+	tbl, err := passes.NewTable(db.DB, "filtered", passes.TableSpec{Table: "f", Key: "id", Timestamp: "at",
+		Filter: &passes.Filter{Column: "v", In: tc.in}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := tbl.ValidateStartup(ctx); res.Failed() {
+		t.Fatalf("startup: %s", res.Message())
+	}
+	dry, err := tbl.DryRun(ctx, auditCutoff)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := Sweep(t, tbl, 2, auditCutoff)
+	var want []int64
+	for i := range tc.rows {
+		if !slices.Contains(tc.deleted, i) {
+			want = append(want, int64(i))
+		}
+	}
+	a.requireIDs("f", want, "every row is expired: the filter alone decides which go")
+	if res.Deleted != len(tc.deleted) || dry.Eligible != int64(len(tc.deleted)) {
+		t.Fatalf("deleted %d, dry run %d; want %d", res.Deleted, dry.Eligible, len(tc.deleted))
+	}
+}
+
+// whereBreakout is the reported case: a where closing its parentheses was accepted and
+// the sweep deleted rows that had not expired.
+func whereBreakout(t *testing.T, db *DB) {
+	a := newAudit(t, db, passes.TimestampNative)
+	a.log(1, auditCutoff.Add(-time.Hour), "done")
+	a.log(2, auditCutoff.Add(time.Hour), "done") // not expired
+	a.log(3, auditCutoff.Add(-time.Hour), "pending")
+	spec := passes.TableSpec{Table: "audit_log", Key: "id", Timestamp: "occurred_at", Where: "true)) OR ((true"}
+	if _, err := passes.NewTable(db.DB, "audit", spec); err == nil {
+		Sweep(t, a.table(spec), 10, auditCutoff)
+		t.Fatalf("the breakout where was accepted; rows left: %v", a.ids("audit_log"))
+	}
+	spec.Where = "state <> 'pending' AND (id < 100 OR state = ')')"
+	tbl := a.table(spec)
+	if res := tbl.ValidateStartup(context.Background()); res.Failed() {
+		t.Fatal(res.Message())
+	}
+	Sweep(t, tbl, 10, auditCutoff)
+	a.requireIDs("audit_log", []int64{2, 3}, "the where keeps the pending row, the cutoff the fresh one")
+}
