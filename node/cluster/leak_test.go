@@ -1,3 +1,10 @@
+//go:build !cluster
+
+// Not under the cluster tag: the in-process cluster tests leave protoactor's gossip
+// throttle and grpc's callback serializers running after every member has stopped
+// (reported on issue 23 with their stacks), so the check would fail that build on
+// goroutines this package does not start directly.
+
 package cluster_test
 
 import (
