@@ -57,6 +57,7 @@ func (p *eagerPool) counts() (acquires, open int) {
 }
 
 func TestPassesRunOnTheSlotPoolConfigGives(t *testing.T) {
+	t.Parallel()
 	const passCount, batches = 2, 3
 	tests := []struct {
 		name         string
@@ -116,6 +117,7 @@ func TestPassesRunOnTheSlotPoolConfigGives(t *testing.T) {
 // once someone waits (once per grant), a second release that frees nothing, and a
 // requester that stops while waiting or holding gives its place back without a word.
 func TestLocalSlotPoolKeepsTheSlotProtocol(t *testing.T) {
+	t.Parallel()
 	sys := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return slog.New(slog.DiscardHandler) }))
 	pool := sys.Root.Spawn(actors.NewLocalSlotPool(1).Props())
 	heard := make(chan string, 16)

@@ -16,6 +16,7 @@ import (
 )
 
 func TestAdmissionLimitHoldsWithFiftyPassesContending(t *testing.T) {
+	t.Parallel()
 	actortest.Run(t, actors.Config{MaxConcurrentDeletes: 3}, func(t *testing.T, h *actortest.Harness) {
 		fake := actortest.NewFakePass().Otherwise(actortest.Block(1))
 		for i := range 50 {
@@ -47,6 +48,7 @@ func TestAdmissionLimitHoldsWithFiftyPassesContending(t *testing.T) {
 }
 
 func TestSameTargetNeverRunsTwoBatchesAtOnce(t *testing.T) {
+	t.Parallel()
 	actortest.Run(t, actors.Config{MaxConcurrentDeletes: 5}, func(t *testing.T, h *actortest.Harness) {
 		shared := actortest.NewFakePass().Otherwise(actortest.Block(0))
 		other := actortest.NewFakePass().Otherwise(actortest.Block(0))
@@ -74,6 +76,7 @@ func TestSameTargetNeverRunsTwoBatchesAtOnce(t *testing.T) {
 }
 
 func TestBatchDelayHoldsNoSlot(t *testing.T) {
+	t.Parallel()
 	actortest.Run(t, actors.Config{MaxConcurrentDeletes: 1}, func(t *testing.T, h *actortest.Harness) {
 		paced := actortest.NewFakePass(actortest.Rows(1), actortest.Rows(0))
 		eager := actortest.NewFakePass()
@@ -94,6 +97,7 @@ func TestBatchDelayHoldsNoSlot(t *testing.T) {
 }
 
 func TestStoppedPassActorGivesItsSlotBack(t *testing.T) {
+	t.Parallel()
 	actortest.Run(t, actors.Config{MaxConcurrentDeletes: 1}, func(t *testing.T, h *actortest.Harness) {
 		holder := actortest.NewFakePass().Otherwise(actortest.Block(0))
 		waiter := actortest.NewFakePass()
@@ -133,6 +137,7 @@ func passPID(t *testing.T, h *actortest.Harness, name string) *actor.PID {
 }
 
 func TestAHolderOfBackToBackBatchesYieldsToAWaiterAtTheBatchBoundary(t *testing.T) {
+	t.Parallel()
 	actortest.Run(t, actors.Config{MaxConcurrentDeletes: 1}, func(t *testing.T, h *actortest.Harness) {
 		var mu sync.Mutex
 		var order []string

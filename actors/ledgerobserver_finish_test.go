@@ -10,6 +10,7 @@ import (
 // of a stop reason: a contended sweep did its work and left the rest to the next one, so
 // its run is Completed, not Cancelled.
 func TestASweepsStopReasonDecidesItsRunState(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		reason StopReason
 		want   ledger.State

@@ -16,6 +16,7 @@ import (
 // Ping answers ErrNotRunning before Start and after Stop, and nil while the pass actor
 // is busy: the batch runs on its worker, the actor answers from its mailbox.
 func TestPingAnswersWhileABatchRuns(t *testing.T) {
+	t.Parallel()
 	quiet := logrus.New()
 	quiet.SetOutput(io.Discard)
 	rt := actors.New(actors.Config{Logger: quiet})

@@ -13,6 +13,7 @@ import (
 // TestJSONLogsGiveDurationsInSeconds logs the events whose lines carry durations through
 // the log observer into a JSON logger and reads each duration back as seconds.
 func TestJSONLogsGiveDurationsInSeconds(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		event Event
 		field string
@@ -45,6 +46,7 @@ func TestJSONLogsGiveDurationsInSeconds(t *testing.T) {
 // TestSecondsFormatterLeavesTheEntryAlone checks that the entry a hook or another
 // formatter sees keeps its time.Duration.
 func TestSecondsFormatterLeavesTheEntryAlone(t *testing.T) {
+	t.Parallel()
 	e := logrus.NewEntry(logrus.New()).WithFields(logrus.Fields{"wait": 3 * time.Second, "n": 2})
 	out, err := SecondsFormatter{Formatter: &logrus.JSONFormatter{}}.Format(e)
 	if err != nil {

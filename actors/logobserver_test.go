@@ -12,6 +12,7 @@ import (
 )
 
 func TestLogObserverLevels(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		event Event
 		level string
@@ -44,6 +45,7 @@ func TestLogObserverLevels(t *testing.T) {
 }
 
 func TestLogFailureReporterLogsTheErrorText(t *testing.T) {
+	t.Parallel()
 	var buf bytes.Buffer
 	logger := logrus.New()
 	logger.SetOutput(&buf)

@@ -14,6 +14,7 @@ import (
 )
 
 func TestFailingAndBlockingObserversDoNotDelayAPass(t *testing.T) {
+	t.Parallel()
 	var unblock chan struct{} // made inside the bubble, so a wait on it is durably blocked
 	blocking := actors.ObserverFunc(func(e actors.Event) error {
 		if _, ok := e.(actors.SweepDone); ok {
@@ -50,6 +51,7 @@ func TestFailingAndBlockingObserversDoNotDelayAPass(t *testing.T) {
 }
 
 func TestObserversHearEventsInOrder(t *testing.T) {
+	t.Parallel()
 	actortest.Run(t, actors.Config{}, func(t *testing.T, h *actortest.Harness) {
 		fake := actortest.NewFakePass(actortest.Rows(2), actortest.Rows(1))
 		h.Register(passes.Registration{Name: "p", New: fake.Factory(), Options: options(time.Hour, func(o *passes.Options) {
@@ -72,6 +74,7 @@ func TestObserversHearEventsInOrder(t *testing.T) {
 }
 
 func TestRowSkippedReachesObservers(t *testing.T) {
+	t.Parallel()
 	actortest.Run(t, actors.Config{}, func(t *testing.T, h *actortest.Harness) {
 		skipping := passes.PassFunc(func(ctx context.Context, _ int, _ time.Time) (int, error) {
 			passes.ReportSkipped(ctx, 42, errors.New("violates foreign key"))
@@ -92,6 +95,7 @@ func TestRowSkippedReachesObservers(t *testing.T) {
 func typeName(v any) string { return fmt.Sprintf("%T", v) }
 
 func TestSkippedRowsAndMoreWaitingKeepTheSweepGoing(t *testing.T) {
+	t.Parallel()
 	actortest.Run(t, actors.Config{}, func(t *testing.T, h *actortest.Harness) {
 		calls := 0
 		pass := passes.PassFunc(func(ctx context.Context, size int, _ time.Time) (int, error) {

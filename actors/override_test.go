@@ -13,6 +13,7 @@ import (
 func ptr[T any](v T) *T { return &v }
 
 func TestOverrideBatchSizeAndDelayFromTheNextBatch(t *testing.T) {
+	t.Parallel()
 	actortest.Run(t, actors.Config{}, func(t *testing.T, h *actortest.Harness) {
 		fake := actortest.NewFakePass(actortest.Block(10)).Otherwise(actortest.Rows(7))
 		h.Register(passes.Registration{Name: "p", New: fake.Factory(), Options: options(time.Hour, func(o *passes.Options) {
@@ -57,6 +58,7 @@ func TestOverrideBatchSizeAndDelayFromTheNextBatch(t *testing.T) {
 }
 
 func TestOverrideShorterIntervalEndsTheWait(t *testing.T) {
+	t.Parallel()
 	actortest.Run(t, actors.Config{}, func(t *testing.T, h *actortest.Harness) {
 		fake := actortest.NewFakePass()
 		h.Register(passes.Registration{Name: "p", New: fake.Factory(), Options: options(24*time.Hour, func(o *passes.Options) {
@@ -90,6 +92,7 @@ func TestOverrideShorterIntervalEndsTheWait(t *testing.T) {
 }
 
 func TestPauseHoldsAfterTheBatchInFlightAndResumeContinues(t *testing.T) {
+	t.Parallel()
 	actortest.Run(t, actors.Config{}, func(t *testing.T, h *actortest.Harness) {
 		fake := actortest.NewFakePass(actortest.Block(10), actortest.Rows(10), actortest.Rows(3))
 		h.Register(passes.Registration{Name: "p", New: fake.Factory(), Options: options(time.Hour, func(o *passes.Options) {
@@ -127,6 +130,7 @@ func TestPauseHoldsAfterTheBatchInFlightAndResumeContinues(t *testing.T) {
 }
 
 func TestPauseHoldsADueSweepAndATrigger(t *testing.T) {
+	t.Parallel()
 	actortest.Run(t, actors.Config{}, func(t *testing.T, h *actortest.Harness) {
 		fake := actortest.NewFakePass()
 		h.Register(passes.Registration{Name: "p", New: fake.Factory(), Options: options(time.Hour, func(o *passes.Options) {
@@ -160,6 +164,7 @@ func TestPauseHoldsADueSweepAndATrigger(t *testing.T) {
 }
 
 func TestPausedPassDrainsOnStop(t *testing.T) {
+	t.Parallel()
 	actortest.Run(t, actors.Config{}, func(t *testing.T, h *actortest.Harness) {
 		fake := actortest.NewFakePass(actortest.Rows(10)).Otherwise(actortest.Rows(10))
 		h.Register(passes.Registration{Name: "p", New: fake.Factory(), Options: options(time.Hour, func(o *passes.Options) {
@@ -182,6 +187,7 @@ func TestPausedPassDrainsOnStop(t *testing.T) {
 }
 
 func TestOverrideRefusesBadValues(t *testing.T) {
+	t.Parallel()
 	actortest.Run(t, actors.Config{}, func(t *testing.T, h *actortest.Harness) {
 		h.Register(passes.Registration{Name: "p", New: actortest.NewFakePass().Factory(), Options: options(time.Hour)})
 		h.Start()

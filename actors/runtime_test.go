@@ -15,6 +15,7 @@ import (
 )
 
 func TestGracefulStopLetsTheInFlightBatchFinish(t *testing.T) {
+	t.Parallel()
 	actortest.Run(t, actors.Config{}, func(t *testing.T, h *actortest.Harness) {
 		fake := actortest.NewFakePass(actortest.Block(500)).Otherwise(actortest.Rows(500))
 		h.Register(passes.Registration{Name: "p", New: fake.Factory(), Options: options(time.Hour, func(o *passes.Options) {
@@ -51,6 +52,7 @@ func TestGracefulStopLetsTheInFlightBatchFinish(t *testing.T) {
 }
 
 func TestStopPastTheGracePeriodCancelsTheBatch(t *testing.T) {
+	t.Parallel()
 	actortest.Run(t, actors.Config{}, func(t *testing.T, h *actortest.Harness) {
 		fake := actortest.NewFakePass(actortest.Block(500))
 		h.Register(passes.Registration{Name: "p", New: fake.Factory(), Options: options(time.Hour, func(o *passes.Options) {
@@ -74,6 +76,7 @@ func TestStopPastTheGracePeriodCancelsTheBatch(t *testing.T) {
 }
 
 func TestStartValidatesEveryPassAndNamesEachProblem(t *testing.T) {
+	t.Parallel()
 	actortest.Run(t, actors.Config{}, func(t *testing.T, h *actortest.Harness) {
 		bad := options(time.Hour, func(o *passes.Options) { o.BatchSize, o.SweepInterval = 0, -time.Second })
 		h.Register(
@@ -98,6 +101,7 @@ func TestStartValidatesEveryPassAndNamesEachProblem(t *testing.T) {
 }
 
 func TestRegisterRefusesADuplicateName(t *testing.T) {
+	t.Parallel()
 	actortest.Run(t, actors.Config{}, func(t *testing.T, h *actortest.Harness) {
 		reg := passes.Registration{Name: "p", New: actortest.NewFakePass().Factory(), Options: options(time.Hour)}
 		h.Register(reg)
@@ -110,6 +114,7 @@ func TestRegisterRefusesADuplicateName(t *testing.T) {
 }
 
 func TestThousandPassesSpreadTheirFirstSweepOverTheStagger(t *testing.T) {
+	t.Parallel()
 	actortest.Run(t, actors.Config{MaxConcurrentDeletes: 1000}, func(t *testing.T, h *actortest.Harness) {
 		fake := actortest.NewFakePass()
 		for i := range 1000 {

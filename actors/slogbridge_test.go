@@ -13,6 +13,7 @@ import (
 )
 
 func TestSlogHandlerPassesSlogtest(t *testing.T) {
+	t.Parallel()
 	var buf bytes.Buffer
 	logger := logrus.New()
 	logger.SetOutput(&buf)
@@ -46,6 +47,7 @@ func TestSlogHandlerPassesSlogtest(t *testing.T) {
 }
 
 func TestSlogHandlerIsQuietBelowItsLevel(t *testing.T) {
+	t.Parallel()
 	var buf bytes.Buffer
 	logger := logrus.New()
 	logger.SetOutput(&buf)

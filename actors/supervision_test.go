@@ -31,6 +31,7 @@ func backoffs(h *actortest.Harness, n int) []time.Duration {
 }
 
 func TestFailureBacksOffExponentiallyCappedAndResetsAfterAGoodSweep(t *testing.T) {
+	t.Parallel()
 	cfg := actors.Config{Supervision: supervisor.Policy{
 		Backoff: supervisor.Backoff{Initial: time.Second, Max: 10 * time.Second, Multiplier: 2},
 		Limit:   supervisor.Limit{MaxRestarts: -1},
@@ -68,6 +69,7 @@ func TestFailureBacksOffExponentiallyCappedAndResetsAfterAGoodSweep(t *testing.T
 }
 
 func TestPanicInAPassIsSupervisedLikeAnError(t *testing.T) {
+	t.Parallel()
 	actortest.Run(t, actors.Config{}, func(t *testing.T, h *actortest.Harness) {
 		fake := actortest.NewFakePass(actortest.Panic("nil map"))
 		h.Register(passes.Registration{Name: "p", New: fake.Factory(), Options: options(time.Hour, failingOptions)})
@@ -86,6 +88,7 @@ func TestPanicInAPassIsSupervisedLikeAnError(t *testing.T) {
 }
 
 func TestDeterministicErrorWaitsTheInterval(t *testing.T) {
+	t.Parallel()
 	actortest.Run(t, actors.Config{}, func(t *testing.T, h *actortest.Harness) {
 		fake := actortest.NewFakePass(actortest.Fail(fmt.Errorf("purge: %w", core.NewForbiddenError("permission denied for table audit_log"))))
 		h.Register(passes.Registration{Name: "p", New: fake.Factory(), Options: options(time.Hour, failingOptions)})
@@ -103,6 +106,7 @@ func TestDeterministicErrorWaitsTheInterval(t *testing.T) {
 }
 
 func TestRetryAfterHintIsAFloorOnTheBackoff(t *testing.T) {
+	t.Parallel()
 	cfg := actors.Config{Supervision: supervisor.Policy{Backoff: supervisor.Backoff{Initial: time.Second, Max: time.Minute}}}
 	actortest.Run(t, cfg, func(t *testing.T, h *actortest.Harness) {
 		fake := actortest.NewFakePass(
@@ -120,6 +124,7 @@ func TestRetryAfterHintIsAFloorOnTheBackoff(t *testing.T) {
 }
 
 func TestMaxRestartsStopsThePassDegraded(t *testing.T) {
+	t.Parallel()
 	cfg := actors.Config{Supervision: supervisor.Policy{Limit: supervisor.Limit{MaxRestarts: 2, Window: time.Hour}}}
 	actortest.Run(t, cfg, func(t *testing.T, h *actortest.Harness) {
 		fake := actortest.NewFakePass().Otherwise(actortest.Fail(errConnReset))
@@ -151,6 +156,7 @@ func TestMaxRestartsStopsThePassDegraded(t *testing.T) {
 }
 
 func TestAllForOneGroupRestartsEveryMember(t *testing.T) {
+	t.Parallel()
 	actortest.Run(t, actors.Config{}, func(t *testing.T, h *actortest.Harness) {
 		bad := actortest.NewFakePass(actortest.Fail(errConnReset))
 		sibling := actortest.NewFakePass()
@@ -179,6 +185,7 @@ func TestAllForOneGroupRestartsEveryMember(t *testing.T) {
 }
 
 func TestResultOfAnEarlierIncarnationIsDropped(t *testing.T) {
+	t.Parallel()
 	// The sibling's first batch ignores its context and is still running when the group
 	// restarts; its late result (7 rows) must not count in the new incarnation.
 	actortest.Run(t, actors.Config{}, func(t *testing.T, h *actortest.Harness) {
@@ -229,6 +236,7 @@ func TestResultOfAnEarlierIncarnationIsDropped(t *testing.T) {
 }
 
 func TestReviveStartsAPassSupervisionStopped(t *testing.T) {
+	t.Parallel()
 	cfg := actors.Config{Supervision: supervisor.Policy{Limit: supervisor.Limit{MaxRestarts: 1, Window: time.Hour}}}
 	actortest.Run(t, cfg, func(t *testing.T, h *actortest.Harness) {
 		fake := actortest.NewFakePass(actortest.Fail(errConnReset), actortest.Fail(errConnReset)) // then it works
@@ -253,6 +261,7 @@ func TestReviveStartsAPassSupervisionStopped(t *testing.T) {
 }
 
 func TestConfigurationDriftIsRetriedLoggedOnceAndFlaggedUntilASweepSucceeds(t *testing.T) {
+	t.Parallel()
 	cfg := actors.Config{Supervision: supervisor.Policy{Limit: supervisor.Limit{MaxRestarts: 2, Window: time.Hour}}}
 	actortest.Run(t, cfg, func(t *testing.T, h *actortest.Harness) {
 		gone := &passes.SchemaDriftError{Err: errors.New(`relation "audit_log" does not exist`)}

@@ -25,6 +25,7 @@ func options(retention time.Duration, mutate ...func(*passes.Options)) passes.Op
 }
 
 func TestFirstSweepAfterStaggerOffset(t *testing.T) {
+	t.Parallel()
 	actortest.Run(t, actors.Config{}, func(t *testing.T, h *actortest.Harness) {
 		fake := actortest.NewFakePass(actortest.Rows(500), actortest.Rows(20))
 		h.Register(passes.Registration{Name: "audit-log", New: fake.Factory(), Options: options(24 * time.Hour)})
@@ -53,6 +54,7 @@ func TestFirstSweepAfterStaggerOffset(t *testing.T) {
 }
 
 func TestCutoffStaysFixedWhileTheClockMovesMidSweep(t *testing.T) {
+	t.Parallel()
 	actortest.Run(t, actors.Config{}, func(t *testing.T, h *actortest.Harness) {
 		fake := actortest.NewFakePass(actortest.Rows(10), actortest.Rows(10), actortest.Rows(10), actortest.Rows(3))
 		h.Register(passes.Registration{Name: "p", New: fake.Factory(), Options: options(time.Hour, func(o *passes.Options) {
@@ -77,6 +79,7 @@ func TestCutoffStaysFixedWhileTheClockMovesMidSweep(t *testing.T) {
 }
 
 func TestBatchDelayPacesBatchesAndNoneFollowsTheLast(t *testing.T) {
+	t.Parallel()
 	actortest.Run(t, actors.Config{}, func(t *testing.T, h *actortest.Harness) {
 		fake := actortest.NewFakePass(actortest.Rows(5), actortest.Rows(5), actortest.Rows(2))
 		h.Register(passes.Registration{Name: "p", New: fake.Factory(), Options: options(time.Hour, func(o *passes.Options) {
@@ -102,6 +105,7 @@ func TestBatchDelayPacesBatchesAndNoneFollowsTheLast(t *testing.T) {
 }
 
 func TestMaxBatchesPerSweepYieldsAndTheNextSweepContinues(t *testing.T) {
+	t.Parallel()
 	actortest.Run(t, actors.Config{}, func(t *testing.T, h *actortest.Harness) {
 		fake := actortest.NewFakePass().Otherwise(actortest.Rows(10))
 		fake.Then(actortest.Rows(10), actortest.Rows(10), actortest.Rows(10), actortest.Rows(10), actortest.Rows(4))
@@ -125,6 +129,7 @@ func TestMaxBatchesPerSweepYieldsAndTheNextSweepContinues(t *testing.T) {
 }
 
 func TestNilRetentionNeverSweeps(t *testing.T) {
+	t.Parallel()
 	actortest.Run(t, actors.Config{}, func(t *testing.T, h *actortest.Harness) {
 		fake := actortest.NewFakePass()
 		h.Register(passes.Registration{Name: "keep-all", New: fake.Factory(), Options: passes.DefaultOptions()})
@@ -143,6 +148,7 @@ func TestNilRetentionNeverSweeps(t *testing.T) {
 }
 
 func TestEffectiveIntervalIsTheSmallerOfIntervalAndRetention(t *testing.T) {
+	t.Parallel()
 	actortest.Run(t, actors.Config{}, func(t *testing.T, h *actortest.Harness) {
 		fake := actortest.NewFakePass()
 		h.Register(passes.Registration{Name: "short", New: fake.Factory(), Options: options(10*time.Minute, func(o *passes.Options) {
@@ -161,6 +167,7 @@ func TestEffectiveIntervalIsTheSmallerOfIntervalAndRetention(t *testing.T) {
 }
 
 func TestEverySweepGetsAFreshPassValue(t *testing.T) {
+	t.Parallel()
 	actortest.Run(t, actors.Config{}, func(t *testing.T, h *actortest.Harness) {
 		fake := actortest.NewFakePass(actortest.Rows(2), actortest.Rows(1), actortest.Rows(2), actortest.Rows(0))
 		h.Register(passes.Registration{Name: "p", New: fake.Factory(), Options: options(time.Hour, func(o *passes.Options) {
@@ -180,6 +187,7 @@ func TestEverySweepGetsAFreshPassValue(t *testing.T) {
 }
 
 func TestCountOutsideTheBatchIsADeterministicFailure(t *testing.T) {
+	t.Parallel()
 	for _, rows := range []int{-1, 11} {
 		actortest.Run(t, actors.Config{}, func(t *testing.T, h *actortest.Harness) {
 			fake := actortest.NewFakePass(actortest.Rows(rows))
@@ -200,6 +208,7 @@ func TestCountOutsideTheBatchIsADeterministicFailure(t *testing.T) {
 }
 
 func TestBatchTimeoutCancelsAHungBatch(t *testing.T) {
+	t.Parallel()
 	actortest.Run(t, actors.Config{}, func(t *testing.T, h *actortest.Harness) {
 		fake := actortest.NewFakePass(actortest.Block(5))
 		h.Register(passes.Registration{Name: "hung", New: fake.Factory(), Options: options(time.Hour, func(o *passes.Options) {
@@ -237,6 +246,7 @@ func lockedRows(expired, locked int) passes.Pass {
 }
 
 func TestRowsPassedOverEndTheSweepAsContendedWithWorkRemaining(t *testing.T) {
+	t.Parallel()
 	actortest.Run(t, actors.Config{}, func(t *testing.T, h *actortest.Harness) {
 		h.Register(passes.Registration{Name: "p", New: passes.Reuse(lockedRows(25, 5)), Options: options(time.Hour, func(o *passes.Options) {
 			o.BatchSize, o.MaxStartupStagger = 10, 0
@@ -258,6 +268,7 @@ func TestRowsPassedOverEndTheSweepAsContendedWithWorkRemaining(t *testing.T) {
 }
 
 func TestBatchesTakingNothingButFewerThanContendedAfterKeepTheSweepGoing(t *testing.T) {
+	t.Parallel()
 	actortest.Run(t, actors.Config{}, func(t *testing.T, h *actortest.Harness) {
 		calls := 0
 		pass := passes.PassFunc(func(ctx context.Context, size int, _ time.Time) (int, error) {

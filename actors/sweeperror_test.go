@@ -9,6 +9,7 @@ import (
 )
 
 func TestSweepErrorNamesThePassOnce(t *testing.T) {
+	t.Parallel()
 	boom := errors.New("connection reset")
 	tests := []struct {
 		name string

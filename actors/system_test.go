@@ -18,6 +18,7 @@ import (
 // TestRunsInTheCallersActorSystem embeds the runtime in a service's own actor system,
 // with an actor of the service's as an observer, and leaves the system running on Stop.
 func TestRunsInTheCallersActorSystem(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		system := actor.NewActorSystem()
 		seen := make(chan actors.Event, 16)

@@ -12,6 +12,7 @@ import (
 )
 
 func TestTriggerWhileIdleSweepsAtOnce(t *testing.T) {
+	t.Parallel()
 	actortest.Run(t, actors.Config{}, func(t *testing.T, h *actortest.Harness) {
 		fake := actortest.NewFakePass()
 		h.Register(passes.Registration{Name: "p", New: fake.Factory(), Options: options(time.Hour)})
@@ -35,6 +36,7 @@ func TestTriggerWhileIdleSweepsAtOnce(t *testing.T) {
 }
 
 func TestTriggerWhileSweepingFollowsWithoutOverlap(t *testing.T) {
+	t.Parallel()
 	actortest.Run(t, actors.Config{}, func(t *testing.T, h *actortest.Harness) {
 		fake := actortest.NewFakePass(actortest.Block(3))
 		h.Register(passes.Registration{Name: "p", New: fake.Factory(), Options: options(time.Hour, func(o *passes.Options) {
@@ -70,6 +72,7 @@ func TestTriggerWhileSweepingFollowsWithoutOverlap(t *testing.T) {
 }
 
 func TestTriggerErrors(t *testing.T) {
+	t.Parallel()
 	actortest.Run(t, actors.Config{}, func(t *testing.T, h *actortest.Harness) {
 		h.Register(passes.Registration{Name: "p", New: actortest.NewFakePass().Factory(), Options: options(time.Hour)})
 		var br *core.BusinessRuleError

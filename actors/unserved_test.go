@@ -18,6 +18,7 @@ import (
 // member stops no one recovers it (the multi-process suite once ended with a drain
 // helper's run InProgress after every node had stopped with exit 0).
 func TestRuntimeStopHandsBackTheRunsNoSweepServed(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	clk := actortest.NewClock()
 	stoppedEvents := make(chan actors.PassStopped, 1)

@@ -9,6 +9,7 @@ import (
 )
 
 func TestErrorCodesAndDeterminism(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name          string
 		err           error
@@ -52,6 +53,7 @@ func TestErrorCodesAndDeterminism(t *testing.T) {
 }
 
 func TestTypedErrorsReadAsBaseError(t *testing.T) {
+	t.Parallel()
 	for _, err := range []error{
 		core.NewValidationError(map[string][]string{"f": {"m"}}),
 		core.NewBusinessRuleError("m"),
@@ -70,6 +72,7 @@ func TestTypedErrorsReadAsBaseError(t *testing.T) {
 }
 
 func TestTypedErrorsAreFoundByType(t *testing.T) {
+	t.Parallel()
 	nf := core.NewNotFoundError("Pass", "audit-log")
 	var got *core.NotFoundError
 	if !errors.As(fmt.Errorf("lookup: %w", nf), &got) || got.EntityType != "Pass" || got.EntityID != "audit-log" {
@@ -86,6 +89,7 @@ func TestTypedErrorsAreFoundByType(t *testing.T) {
 }
 
 func TestValidationErrorCopiesFields(t *testing.T) {
+	t.Parallel()
 	fields := map[string][]string{"a": {"x"}}
 	err := core.NewValidationError(fields)
 	fields["a"][0] = "changed"
@@ -96,6 +100,7 @@ func TestValidationErrorCopiesFields(t *testing.T) {
 }
 
 func TestPanicErrorUnwrapsAnErrorValue(t *testing.T) {
+	t.Parallel()
 	cause := core.NewConflictError("lost")
 	p := &core.PanicError{Value: cause}
 	if !errors.Is(p, cause) || !core.IsDeterministic(p) {

@@ -17,6 +17,7 @@ func gateEnter(g *KeyedGate[string], key string) func(context.Context) (*Ticket,
 // held, woken in order, cancelled while parked. The rules themselves (keys apart, no
 // entry left after releases) are tested on Queue.
 func TestKeyedGate(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		run  func(t *testing.T)
@@ -126,6 +127,7 @@ func TestKeyedGate(t *testing.T) {
 }
 
 func TestGateThenPool(t *testing.T) {
+	t.Parallel()
 	t.Run("cancelled slot wait gives the gate back", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			g := NewKeyedGate[string]()

@@ -86,6 +86,7 @@ func (s step) run(q *Queue[string, *req], rs reqs) string {
 }
 
 func TestQueueRules(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		capacity int
@@ -199,6 +200,7 @@ func TestQueueRules(t *testing.T) {
 }
 
 func TestNewQueueRefusesCapacityBelowOne(t *testing.T) {
+	t.Parallel()
 	for _, capacity := range []int{0, -1} {
 		func() {
 			defer func() {
@@ -216,6 +218,7 @@ func TestNewQueueRefusesCapacityBelowOne(t *testing.T) {
 // nobody waits for a key with a free place, and that every grant goes to the earliest
 // waiter of its key still waiting. Then everyone leaves and no key is left.
 func TestQueueRandomOperations(t *testing.T) {
+	t.Parallel()
 	const capacity, ids, steps = 2, 40, 20000
 	keys := []string{"a", "b", "c"}
 	rng := rand.New(rand.NewPCG(5, 6))
@@ -285,6 +288,7 @@ func TestQueueRandomOperations(t *testing.T) {
 // the same time, and checks that what the queue keeps afterwards does not depend on
 // how many it served.
 func TestQueueKeepsNothingPerKeyServed(t *testing.T) {
+	t.Parallel()
 	q := NewQueue[string, *req](1)
 	var open []*req
 	for i := range 5000 {
@@ -327,6 +331,7 @@ func ExampleQueue() {
 // holder handing over to a waiter while a newcomer queues, and checks that the line's
 // array does not grow with the number of requests it served.
 func TestQueueLineThatNeverEmptiesStaysBounded(t *testing.T) {
+	t.Parallel()
 	q := NewQueue[string, *req](1)
 	var line []*req // the test's record: line[0] holds, the rest wait
 	for id := range 5 {

@@ -36,6 +36,7 @@ func mustEnter(t *testing.T, enter func(context.Context) (*Ticket, error)) *Tick
 // cancellation of a parked caller, and a grant racing a cancellation. The rules
 // themselves (capacity, hand-over, a second release) are tested on Queue.
 func TestSlotPool(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		run  func(t *testing.T)
@@ -182,6 +183,7 @@ func TestSlotPool(t *testing.T) {
 }
 
 func TestNewSlotPoolRefusesCapacityBelowOne(t *testing.T) {
+	t.Parallel()
 	for _, capacity := range []int{0, -1} {
 		func() {
 			defer func() {

@@ -89,6 +89,7 @@ func stressCaller(rng *rand.Rand, caller int, enter func(context.Context) (*Tick
 }
 
 func TestSlotPoolStress(t *testing.T) {
+	t.Parallel()
 	const callers, capacity = 3000, 8
 	synctest.Test(t, func(t *testing.T) {
 		rng := rand.New(rand.NewPCG(1, 2))
@@ -110,6 +111,7 @@ func TestSlotPoolStress(t *testing.T) {
 }
 
 func TestKeyedGateStress(t *testing.T) {
+	t.Parallel()
 	const callers = 3000
 	keys := []string{"a", "b", "c", "d", "e"}
 	synctest.Test(t, func(t *testing.T) {
@@ -133,6 +135,7 @@ func TestKeyedGateStress(t *testing.T) {
 // cancellations fired by other goroutines at arbitrary moments, so the race detector
 // sees grants and cancellations really interleave.
 func TestGateAndPoolStressRealScheduling(t *testing.T) {
+	t.Parallel()
 	const callers, capacity = 4000, 3
 	g := NewKeyedGate[int]()
 	p := NewSlotPool(capacity)

@@ -68,6 +68,8 @@ func FuzzFilter(f *testing.F) {
 	f.Add(`"; DROP TABLE t; --`, int64(1)<<62, false, 1e300, false, uint8(3))
 	pg := bun.NewDB(sql.OpenDB(pgdriver.NewConnector()), pgdialect.New())
 	lite := bun.NewDB(sql.OpenDB(pgdriver.NewConnector()), sqlitedialect.New())
+	// Never connected, but each pool runs a connection opener until closed.
+	f.Cleanup(func() { pg.Close(); lite.Close() })
 	f.Fuzz(func(t *testing.T, s string, i int64, b bool, x float64, null bool, shape uint8) {
 		in := []any{s, i, b, x}
 		if null {

@@ -13,6 +13,7 @@ import (
 )
 
 func TestBackoffDelay(t *testing.T) {
+	t.Parallel()
 	b := supervisor.Backoff{Initial: time.Second, Max: 10 * time.Second, Multiplier: 2}
 	tests := []struct {
 		attempt int
@@ -33,6 +34,7 @@ func TestBackoffDelay(t *testing.T) {
 }
 
 func TestDecide(t *testing.T) {
+	t.Parallel()
 	b := supervisor.Backoff{Initial: time.Second, Max: time.Minute, Multiplier: 2}
 	interval := 30 * time.Minute
 	errConn := errors.New("connection reset")
@@ -67,6 +69,7 @@ func TestDecide(t *testing.T) {
 }
 
 func TestDriftIsRetriedNoLaterThanAShortInterval(t *testing.T) {
+	t.Parallel()
 	b := supervisor.Backoff{Initial: time.Second, Max: time.Hour, Multiplier: 2}
 	if d := supervisor.Decide(&passes.SchemaDriftError{Err: errors.New("gone")}, 10, 10*time.Second, b); d.Class != supervisor.Drift || d.Delay != 10*time.Second {
 		t.Fatalf("Decide = %v %v, want drift after the 10s interval", d.Class, d.Delay)

@@ -49,6 +49,7 @@ func (i interval) Interval(*actor.PID) time.Duration { return time.Duration(i) }
 var errBoom = errors.New("errBoom")
 
 func TestOneForOneStopsPastTheLimitWithinTheWindow(t *testing.T) {
+	t.Parallel()
 	clk := clock.NewManual(time.Unix(0, 0))
 	l := &listener{}
 	s := supervisor.NewOneForOne(clk, supervisor.Policy{Limit: supervisor.Limit{MaxRestarts: 2, Window: time.Minute}}, interval(time.Hour), l)
@@ -73,6 +74,7 @@ func TestOneForOneStopsPastTheLimitWithinTheWindow(t *testing.T) {
 }
 
 func TestGoodSweepResetsTheBackoffButNotTheWindow(t *testing.T) {
+	t.Parallel()
 	clk := clock.NewManual(time.Unix(0, 0))
 	l := &listener{}
 	s := supervisor.NewOneForOne(clk, supervisor.Policy{Limit: supervisor.Limit{MaxRestarts: 2, Window: time.Hour}}, interval(time.Hour), l)
@@ -91,6 +93,7 @@ func TestGoodSweepResetsTheBackoffButNotTheWindow(t *testing.T) {
 }
 
 func TestAllForOneRestartsAndStopsTheWholeGroup(t *testing.T) {
+	t.Parallel()
 	clk := clock.NewManual(time.Unix(0, 0))
 	l := &listener{}
 	s := supervisor.NewAllForOne(clk, supervisor.Policy{Limit: supervisor.Limit{MaxRestarts: 1}}, interval(time.Hour), l)
@@ -107,6 +110,7 @@ func TestAllForOneRestartsAndStopsTheWholeGroup(t *testing.T) {
 }
 
 func TestDriftNeverCountsTowardTheRestartLimit(t *testing.T) {
+	t.Parallel()
 	clk := clock.NewManual(time.Unix(0, 0))
 	l := &listener{}
 	s := supervisor.NewOneForOne(clk, supervisor.Policy{Limit: supervisor.Limit{MaxRestarts: 2, Window: time.Minute}}, interval(time.Hour), l)

@@ -13,6 +13,7 @@ import (
 )
 
 func TestFakePassPlaysItsScript(t *testing.T) {
+	t.Parallel()
 	boom := errors.New("boom")
 	fake := actortest.NewFakePass(actortest.Rows(3), actortest.Fail(boom), actortest.RetryAfter(boom, time.Minute)).Otherwise(actortest.Rows(9))
 	ctx := context.Background()
@@ -44,6 +45,7 @@ func TestFakePassPlaysItsScript(t *testing.T) {
 }
 
 func TestFakePassPanics(t *testing.T) {
+	t.Parallel()
 	fake := actortest.NewFakePass(actortest.Panic("bug"))
 	p, _ := fake.Factory()(context.Background())
 	defer func() {
@@ -58,6 +60,7 @@ func TestFakePassPanics(t *testing.T) {
 }
 
 func TestFakePassBlocksUntilReleasedOrCancelled(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		fake := actortest.NewFakePass(actortest.Block(4), actortest.Block(5))
 		p, _ := fake.Factory()(context.Background())
@@ -86,6 +89,7 @@ func TestFakePassBlocksUntilReleasedOrCancelled(t *testing.T) {
 }
 
 func TestMatchers(t *testing.T) {
+	t.Parallel()
 	events := []actors.Event{
 		actors.SweepStarted{Name: "a"},
 		actors.SweepDone{Name: "a", Rows: 1},
@@ -104,6 +108,7 @@ func TestMatchers(t *testing.T) {
 }
 
 func TestHarnessAdvanceFiresTimersAtTheirTime(t *testing.T) {
+	t.Parallel()
 	actortest.Run(t, actors.Config{}, func(t *testing.T, h *actortest.Harness) {
 		var fired []time.Duration
 		var tick func()

@@ -12,6 +12,7 @@ import (
 var start = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 func TestManual(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		run  func(t *testing.T, m *clock.Manual)
@@ -124,6 +125,7 @@ func TestManual(t *testing.T) {
 }
 
 func TestRealClockAfterFuncStops(t *testing.T) {
+	t.Parallel()
 	c := clock.Real()
 	tm := c.AfterFunc(time.Hour, func() { t.Error("fired") })
 	if !tm.Stop() {

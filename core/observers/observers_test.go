@@ -53,6 +53,7 @@ func (r *countingReporter) ObserverFailed(o any, err error) {
 }
 
 func TestCompositeNotify(t *testing.T) {
+	t.Parallel()
 	var log []string
 	boom := errors.New("disk full")
 	a := &recording{name: "a", log: &log}
@@ -87,6 +88,7 @@ func TestCompositeNotify(t *testing.T) {
 }
 
 func TestGuardContainsAFailingReporter(t *testing.T) {
+	t.Parallel()
 	rep := &countingReporter{panics: true}
 	guard := observers.NewGuard(rep)
 	rep.guard = guard
@@ -98,6 +100,7 @@ func TestGuardContainsAFailingReporter(t *testing.T) {
 }
 
 func TestZeroGuardCounts(t *testing.T) {
+	t.Parallel()
 	var g observers.Guard
 	g.Run(nil, func() error { panic("x") })
 	if g.Failures() != 1 {
@@ -126,6 +129,7 @@ func (o ctxObserver) Finished(ctx context.Context, _ int) error {
 }
 
 func TestCompositeNotifyAsync(t *testing.T) {
+	t.Parallel()
 	tell := func(ctx context.Context, o runObserver) error { return o.Finished(ctx, 1) }
 
 	t.Run("operation cancelled by an observer's call propagates and nobody after is told", func(t *testing.T) {

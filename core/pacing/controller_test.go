@@ -127,6 +127,7 @@ func (w *world) reasons() []Reason {
 }
 
 func TestLearnsABaselineFirstThenGrowsWhenHealthy(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, Config{MaxBatch: 500})
 	w.run(1900 * time.Millisecond)
 	if len(w.rows) != 0 {
@@ -158,6 +159,7 @@ func TestLearnsABaselineFirstThenGrowsWhenHealthy(t *testing.T) {
 // since the lateness is taken out of the pause. A long wait now and then (a slot) is
 // not overhead and must not shorten every pause.
 func TestKeepsTheCPUShare(t *testing.T) {
+	t.Parallel()
 	// 400µs + 10µs/row: 160-row batches of the 2ms target, 3ms apart at a 0.4 share.
 	for _, tc := range []struct {
 		name      string
@@ -230,6 +232,7 @@ func fault(t *testing.T, w *world, want Reason) (before float64, backoff, recove
 }
 
 func TestBacksOffOnASlowProbeAndRecovers(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, Config{MaxBatch: 500})
 	w.probe = func(at time.Duration, learning bool) time.Duration {
 		if at >= 14*time.Second && at < 20*time.Second && !learning {
@@ -244,6 +247,7 @@ func TestBacksOffOnASlowProbeAndRecovers(t *testing.T) {
 // On a busy server each batch costs mostly its fixed overhead (10ms here): after a cut
 // to small batches the controller must still grow out of them.
 func TestRecoversWhenBatchesAreMostlyFixedCost(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, Config{MaxBatch: 500})
 	w.fixed = 10 * time.Millisecond
 	w.probe = func(at time.Duration, learning bool) time.Duration {
@@ -257,6 +261,7 @@ func TestRecoversWhenBatchesAreMostlyFixedCost(t *testing.T) {
 }
 
 func TestBacksOffOnReplicaLagAndRecovers(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, Config{MaxBatch: 500})
 	w.lag = func(at time.Duration) time.Duration {
 		if at >= 14*time.Second && at < 20*time.Second {
@@ -268,6 +273,7 @@ func TestBacksOffOnReplicaLagAndRecovers(t *testing.T) {
 }
 
 func TestBacksOffOnBlockingAndRecovers(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, Config{MaxBatch: 500})
 	w.blocked = func(at time.Duration) int {
 		if at >= 14*time.Second && at < 20*time.Second {
@@ -279,6 +285,7 @@ func TestBacksOffOnBlockingAndRecovers(t *testing.T) {
 }
 
 func TestRelearnsTheBaselineSoonWhenTheLoadGetsSlowerForGood(t *testing.T) {
+	t.Parallel()
 	// From 6s on, the probe takes 4ms whether the sweep deletes or not: the load itself
 	// got slower. The controller
 	// cuts, cuts again, and after RelearnAfterCuts cuts in a row re-learns at once
@@ -312,6 +319,7 @@ func TestRelearnsTheBaselineSoonWhenTheLoadGetsSlowerForGood(t *testing.T) {
 }
 
 func TestLearnsTheBaselineWhileTheSweepWaits(t *testing.T) {
+	t.Parallel()
 	// A sweep that stops deleting for a while (it waits for a slot, or is paused) holds
 	// back by itself: the probes of the wait are the new baseline, with no cut for the
 	// load's new latency and no hold of its own when it goes on.
@@ -348,6 +356,7 @@ func TestLearnsTheBaselineWhileTheSweepWaits(t *testing.T) {
 }
 
 func TestTheToleranceScalesWithTheIdleTail(t *testing.T) {
+	t.Parallel()
 	// From 5s on the sweep adds 1ms to every probe. Where the idle latency has no tail
 	// (1ms always) that is harm: the p99 would double. Where one probe in twenty takes
 	// 8ms even with no sweep, the foreground's p99 is 8ms by itself and tolerates
@@ -385,6 +394,7 @@ func TestTheToleranceScalesWithTheIdleTail(t *testing.T) {
 }
 
 func TestABatchDelayIsTheFloorAndBatchSizeTheCeiling(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, Config{MinBatch: 5, MaxBatch: 40, MinDelay: 30 * time.Millisecond})
 	w.run(20 * time.Second)
 	st := w.c.State(w.clk.Now())
@@ -394,6 +404,7 @@ func TestABatchDelayIsTheFloorAndBatchSizeTheCeiling(t *testing.T) {
 }
 
 func TestZeroConfigWorks(t *testing.T) {
+	t.Parallel()
 	c := New(Config{})
 	now := time.Unix(0, 0)
 	c.StartSweep(now)
@@ -415,6 +426,7 @@ func TestZeroConfigWorks(t *testing.T) {
 type randomRun struct{ Seed uint64 }
 
 func TestNeverLeavesItsBounds(t *testing.T) {
+	t.Parallel()
 	check := func(r randomRun) bool {
 		rng := rand.New(rand.NewPCG(r.Seed, r.Seed^0x9e3779b97f4a7c15))
 		cfg := Config{MinBatch: 1 + rng.IntN(50), MaxBatch: 1 + rng.IntN(5000),

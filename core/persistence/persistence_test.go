@@ -23,6 +23,7 @@ func (r retrying) Execute(ctx context.Context, work func(context.Context) error)
 }
 
 func TestExecuteResult(t *testing.T) {
+	t.Parallel()
 	t.Run("returns the committed attempt's value", func(t *testing.T) {
 		calls := 0
 		got, err := persistence.ExecuteResult(context.Background(), retrying{attempts: 3}, func(context.Context) (int, error) {
@@ -48,6 +49,7 @@ func TestExecuteResult(t *testing.T) {
 }
 
 func TestInMemoryRunsWorkOnceDirectly(t *testing.T) {
+	t.Parallel()
 	var uow persistence.InMemory
 	var _ persistence.UnitOfWork = uow
 	calls := 0

@@ -86,6 +86,7 @@ func runScript(t *testing.T, interval time.Duration, steps ...func(context.Conte
 }
 
 func TestLoop(t *testing.T) {
+	t.Parallel()
 	boom := errors.New("boom")
 	joined := errors.Join(errors.New("first"), errors.New("second"))
 	tests := []struct {
@@ -163,6 +164,7 @@ func TestLoop(t *testing.T) {
 }
 
 func TestLoopReportsTheSameErrorValue(t *testing.T) {
+	t.Parallel()
 	joined := errors.Join(errors.New("a"), errors.New("b"))
 	rep, _ := runScript(t, time.Second, ret(polling.WaitForInterval, joined))
 	if len(rep.failed) != 1 || rep.failed[0] != joined {
@@ -176,6 +178,7 @@ func TestLoopReportsTheSameErrorValue(t *testing.T) {
 }
 
 func TestLoopStopsOnlyOnStop(t *testing.T) {
+	t.Parallel()
 	t.Run("stop during a wait ends the loop", func(t *testing.T) {
 		clk := clock.NewManual(time.Unix(0, 0))
 		stop, cancel := context.WithCancel(context.Background())

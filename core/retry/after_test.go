@@ -16,6 +16,7 @@ func (throttled) Error() string                     { return "throttled" }
 func (throttled) RetryAfter() (time.Duration, bool) { return 7 * time.Second, true }
 
 func TestAfterOf(t *testing.T) {
+	t.Parallel()
 	cause := errors.New("429")
 	tests := []struct {
 		name      string
@@ -56,6 +57,7 @@ func TestAfterOf(t *testing.T) {
 }
 
 func TestAfterErrorMessage(t *testing.T) {
+	t.Parallel()
 	if got := retry.Later(errors.New("429"), 2*time.Second).Error(); got != "retry after 2s: 429" {
 		t.Errorf("Later message = %q", got)
 	}

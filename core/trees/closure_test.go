@@ -20,6 +20,7 @@ func mkRow(a, d string, depth int) row { return row{a, d, depth} }
 func ptr[T any](v T) *T { return &v }
 
 func TestCompute(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		nodes []trees.Node[string]
@@ -56,6 +57,7 @@ func TestCompute(t *testing.T) {
 }
 
 func TestComputeFailures(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		nodes    []trees.Node[string]
@@ -148,6 +150,7 @@ func checkAgainstBruteForce(t *testing.T, nodes []trees.Node[int]) {
 }
 
 func TestComputeMatchesBruteForce(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(7, 11))
 	cycles := 0
 	for range 2000 {

@@ -11,6 +11,7 @@ import (
 )
 
 func TestResult(t *testing.T) {
+	t.Parallel()
 	var r validation.Result
 	if !r.Valid() || r.Err() != nil {
 		t.Fatal("the zero Result is not valid")
@@ -44,6 +45,7 @@ func (c startupCheck) ValidateStartup(context.Context) validation.StartupResult 
 }
 
 func TestRunStartup(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name         string
 		checks       []validation.StartupResult
@@ -90,6 +92,7 @@ func TestRunStartup(t *testing.T) {
 }
 
 func TestStartupResultAccessors(t *testing.T) {
+	t.Parallel()
 	var zero validation.StartupResult
 	if zero.Failed() {
 		t.Fatal("the zero StartupResult fails")
@@ -105,6 +108,7 @@ func TestStartupResultAccessors(t *testing.T) {
 }
 
 func TestRunStartupTellsUnavailableFromFailed(t *testing.T) {
+	t.Parallel()
 	down := validation.Unavailable("pass \"a\": connection refused")
 	if !down.Failed() || !down.Unavailable() || validation.Failure("x").Unavailable() {
 		t.Fatalf("Unavailable = %+v", down)

@@ -36,6 +36,7 @@ func noopRuntime(t *testing.T) *actors.Runtime {
 }
 
 func TestReadyzTurnsReadyOnceStarted(t *testing.T) {
+	t.Parallel()
 	rt := noopRuntime(t)
 	h := New(Config{Runtime: rt, Gatherer: prometheus.NewRegistry()})
 	var last string
@@ -69,6 +70,7 @@ func TestReadyzTurnsReadyOnceStarted(t *testing.T) {
 
 // /passes answers the documented snake_case fields (docs/node.md), never Go field names.
 func TestPassesIsSnakeCaseJSON(t *testing.T) {
+	t.Parallel()
 	rt := noopRuntime(t)
 	if err := rt.Start(context.Background()); err != nil {
 		t.Fatal(err)

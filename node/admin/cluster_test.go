@@ -17,6 +17,7 @@ type fixedCluster struct {
 func (c fixedCluster) ClusterView(context.Context) (ClusterView, error) { return c.view, c.err }
 
 func TestClusterRoute(t *testing.T) {
+	t.Parallel()
 	view := ClusterView{Enabled: true, Name: "c1", Member: &ClusterMember{ID: "m1", Address: "127.0.0.1:1"},
 		Passes: []ClusterPass{{Name: "audit", Owner: "m1", LockHolder: &LockHolder{Member: "m1", PID: 42}}}}
 	cases := []struct {

@@ -13,6 +13,7 @@ import (
 
 // /passes shows an adaptive pass's pace in seconds, and nothing for a fixed one.
 func TestPassesShowThePace(t *testing.T) {
+	t.Parallel()
 	st := actors.Status{Passes: []actors.PassStatus{
 		{Name: "a", Pace: &actors.PaceStatus{Pacing: passes.PacingAdaptive, Mode: pacing.ModeBackingOff, Batch: 120,
 			Delay: 3 * time.Millisecond, Rate: 9000, Probe: 2 * time.Millisecond, Baseline: time.Millisecond, Cuts: 2,

@@ -11,6 +11,7 @@ import (
 // TestKeyColumnsInConfig: key and foreign_key take one column or a list, and
 // timestamp_zone reaches the table declaration.
 func TestKeyColumnsInConfig(t *testing.T) {
+	t.Parallel()
 	const doc = `
 passes:
   - name: orders

@@ -13,6 +13,7 @@ const clusterHead = goodHead + `cluster:
 `
 
 func TestClusterSectionAccepted(t *testing.T) {
+	t.Parallel()
 	body := goodHead + `cluster:
   enabled: true
   name: retention
@@ -43,6 +44,7 @@ func TestClusterSectionAccepted(t *testing.T) {
 }
 
 func TestClusterSectionMessages(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ name, body, want string }{
 		{"sqlite", strings.Replace(clusterHead, "driver: postgres", "driver: sqlite", 1),
 			`line 5: cluster.enabled: cluster mode needs PostgreSQL 14 or later`},
@@ -79,6 +81,7 @@ func TestClusterSectionMessages(t *testing.T) {
 }
 
 func TestClusterSectionIgnoredWhenDisabled(t *testing.T) {
+	t.Parallel()
 	c, err := parseConfig([]byte(goodHead+"cluster:\n  enabled: false\n  drain_helpers: 99\n"), envOf(nil))
 	if err != nil {
 		t.Fatal(err)

@@ -19,6 +19,7 @@ const goodHead = `database:
 `
 
 func TestParseConfigRefuses(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, body string
 		want       []string
@@ -80,6 +81,7 @@ func TestParseConfigRefuses(t *testing.T) {
 // Before: ${VAR} was replaced in the raw text, so a '#' cut the value short (the prefix
 // then authenticated), ': ' broke the file, and an unset variable became empty.
 func TestParseConfigExpandsVariablesInsideValues(t *testing.T) {
+	t.Parallel()
 	env := envOf(map[string]string{
 		"DB_PASSWORD": "pa#ss: w0rd",
 		"BATCH":       "250",
@@ -123,6 +125,7 @@ passes:
 // A value from the environment that does not fit its field is reported as the file
 // wrote it, so a secret never shows; nor does an expanded value in any other error.
 func TestParseConfigNeverShowsAnExpandedValue(t *testing.T) {
+	t.Parallel()
 	env := envOf(map[string]string{"SECRET": "hunter2-topsecret"})
 	for _, body := range []string{
 		goodHead + "passes:\n  - name: x\n    batch_size: ${SECRET}\n",
@@ -137,6 +140,7 @@ func TestParseConfigNeverShowsAnExpandedValue(t *testing.T) {
 }
 
 func TestParseConfigRecordsLinesForValidate(t *testing.T) {
+	t.Parallel()
 	body := goodHead + `passes:
   - name: events
     table: events
@@ -160,6 +164,7 @@ func TestParseConfigRecordsLinesForValidate(t *testing.T) {
 }
 
 func TestValidateChecksTheDSN(t *testing.T) {
+	t.Parallel()
 	for _, dsn := range []string{
 		"postgres://app:s3cr3t-pw@db/app?connect_timeout=abc",
 		"host=db user=app password=s3cr3t-pw connect_timeout=abc",

@@ -30,6 +30,7 @@ func loadErrors(t *testing.T, body string) string {
 // Each message names the pass (or section), the field and the line, and no Go type or
 // decoder text.
 func TestMessagesNamePassFieldAndLine(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, body string
 		want       []string

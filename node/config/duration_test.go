@@ -7,6 +7,7 @@ import (
 )
 
 func TestParseDurationAccepts(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in   string
 		want time.Duration
@@ -40,6 +41,7 @@ func TestParseDurationAccepts(t *testing.T) {
 // The values of the issue: 213504d overflowed to a cutoff 25 minutes ago, 106752d to a
 // negative duration. Every one is refused, and the message shows it as written.
 func TestParseDurationRefuses(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ in, want string }{
 		{"213504d", "longer than the maximum"},
 		{"106752d", "longer than the maximum"},

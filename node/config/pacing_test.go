@@ -19,6 +19,7 @@ const pacingPasses = `passes:
 // node.pacing is the pacing of every pass that names none; a pass's own wins; the
 // default is fixed; max_batches_per_sweep 0 is an unbounded sweep.
 func TestPacingDefaults(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		node  string
 		wantA passes.Pacing
@@ -53,6 +54,7 @@ func TestPacingDefaults(t *testing.T) {
 }
 
 func TestPacingRefused(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ body, want string }{
 		{"node:\n  pacing: fast\n", `line 5: node.pacing: want "fixed" or "adaptive", got "fast"`},
 		{"passes:\n  - { name: a, table: a, key: id, timestamp: at, pacing: slow }\n", `pass "a": pacing want "fixed" or "adaptive", got "slow"`},

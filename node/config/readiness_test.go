@@ -8,6 +8,7 @@ import (
 // node.ready_after_failures: 3 when left out, the file's value otherwise, and below 1
 // refused naming the field and its line.
 func TestReadyAfterFailures(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		node    string
 		want    int

@@ -8,6 +8,7 @@ import (
 )
 
 func TestPassProblems(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name      string
 		pass      actors.PassStatus
@@ -41,6 +42,7 @@ func TestPassProblems(t *testing.T) {
 }
 
 func TestProblemsCarryTheErrorThatExplainsThem(t *testing.T) {
+	t.Parallel()
 	st := actors.Status{Passes: []actors.PassStatus{
 		{Name: "ok"},
 		{Name: "drifting", Drift: true, DriftError: "table gone", LastError: "older"},

@@ -12,6 +12,7 @@ import (
 var known = []string{"audit-log", "events.v2"}
 
 func TestParseKeyAndValue(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		key, value, stored, err string
 	}{
@@ -50,6 +51,7 @@ func TestParseKeyAndValue(t *testing.T) {
 }
 
 func TestOverridesFromStoredSettings(t *testing.T) {
+	t.Parallel()
 	at := time.Now()
 	settings := []ledger.Setting{
 		{Key: "pass.audit-log.batch_size", Value: "50", Updated: at},

@@ -16,6 +16,7 @@ import (
 // An adaptive pass's pace series show the controller's choice once it sweeps; a fixed
 // pass has them too, at zero.
 func TestPaceSeriesForAdaptivePasses(t *testing.T) {
+	t.Parallel()
 	quiet := logrus.New()
 	quiet.SetOutput(io.Discard)
 	rt := actors.New(actors.Config{Logger: quiet})

@@ -33,6 +33,7 @@ func runtimeWith(t *testing.T, names ...string) *actors.Runtime {
 // Register creates every series of every pass before any event, and the settings and
 // build info gauges say what they should.
 func TestRegisterStartsEverySeriesAtZero(t *testing.T) {
+	t.Parallel()
 	rt := runtimeWith(t, "a", "b")
 	reg := prometheus.NewPedanticRegistry()
 	build := buildinfo.Info{Version: "v9.9.9", Revision: "abc", GoVersion: "go1.26.8"}
@@ -95,6 +96,7 @@ func TestRegisterStartsEverySeriesAtZero(t *testing.T) {
 // A sweep that ran elsewhere counts as a lock denial and under its own reason, and is
 // not a success: the last-success gauge stays where it was.
 func TestASweepElsewhereCountsADenialNotASuccess(t *testing.T) {
+	t.Parallel()
 	rt := runtimeWith(t, "a")
 	reg := prometheus.NewPedanticRegistry()
 	o := NewObserver()

@@ -33,7 +33,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "build: %v\n%s", err, out)
 		os.Exit(1)
 	}
-	code := m.Run()
+	code := leakCheck(m.Run())
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

@@ -1,0 +1,14 @@
+package admin
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// TestMain fails the package's tests when a goroutine outlives them: these tests serve HTTP and start runtimes, so
+// a test that forgets to stop one leaks it into every later test and hides until
+// production runs for days.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
