@@ -17,4 +17,6 @@ type Driver interface {
 	// Owns reports whether db speaks this driver's dialect, so a handle opened elsewhere
 	// (by an embedding service) finds its driver without being told.
 	Owns(db bun.IDB) bool
+
+	Errors
 }
