@@ -19,4 +19,5 @@ type Driver interface {
 	Owns(db bun.IDB) bool
 
 	Errors
+	Ledger
 }
