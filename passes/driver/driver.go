@@ -18,6 +18,8 @@ type Driver interface {
 	// (by an embedding service) finds its driver without being told.
 	Owns(db bun.IDB) bool
 
+	Opener
+	Redactor
 	Errors
 	Ledger
 }
