@@ -69,7 +69,7 @@ cluster:
 # (golang/go#75804, fixed in Go 1.27), which a busy 2-core CI machine hit.
 FUZZTIME    ?= 30000x
 FUZZ_TARGETS = ./node/config:FuzzParseDuration ./node/config:FuzzParseConfig \
-               ./passes:FuzzPostgresDSN ./passes:FuzzDSNPassword \
+               ./passes/driver/postgres:FuzzPostgresDSN ./passes/driver/postgres:FuzzDSNPassword \
                ./passes:FuzzCheckWhere ./passes:FuzzIdentifier ./passes:FuzzFilter
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \

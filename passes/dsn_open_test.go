@@ -53,7 +53,7 @@ func TestOpenPostgresDSNForms(t *testing.T) {
 	} {
 		db, err := passes.Open(context.Background(), passes.DriverPostgres, dsn)
 		if err != nil {
-			t.Fatalf("Open(%s): %v", passes.RedactDSN(dsn), err)
+			t.Fatalf("Open(%s): %v", passes.RedactDSNFor(passes.DriverPostgres, dsn), err)
 		}
 		var one int
 		if err := db.QueryRowContext(context.Background(), "SELECT 1").Scan(&one); err != nil || one != 1 {

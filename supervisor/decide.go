@@ -7,14 +7,13 @@ import (
 
 	"github.com/retentionkit/retention/core"
 	"github.com/retentionkit/retention/core/retry"
-	"github.com/retentionkit/retention/passes"
 )
 
 // IsDrift reports whether reason, a value a pass actor failed with, is configuration
 // drift, which the strategies retry without counting it toward the restart limit.
 func IsDrift(reason any) bool {
 	err, ok := reason.(error)
-	return ok && passes.IsSchemaDrift(err)
+	return ok && core.IsSchemaDrift(err)
 }
 
 // Class is how Decide classified a failure.
@@ -30,7 +29,7 @@ const (
 	RetryAfter
 	// Panic is a panic in the pass or in the runtime. Backoff applies.
 	Panic
-	// Drift is configuration drift (passes.IsSchemaDrift): a table or column the pass
+	// Drift is configuration drift (core.IsSchemaDrift): a table or column the pass
 	// was configured with is not there. Retrying soon cannot help, yet the pass works
 	// again once it is back, so it is retried on the backoff, never later than the
 	// interval, and never counts toward the restart limit: the pass is not given up on.
@@ -64,7 +63,7 @@ type Decision struct {
 // delay before the restart. attempt counts the failures since the last good sweep,
 // starting at 1; interval is the pass's normal interval.
 //
-//   - configuration drift (passes.IsSchemaDrift): the backoff, never above the interval;
+//   - configuration drift (core.IsSchemaDrift): the backoff, never above the interval;
 //   - deterministic (core.IsDeterministic): the normal interval, never sooner;
 //   - a retry.After hint: the backoff, raised to the hint and clamped to b.Max; a hint
 //     without a delay ("not now") is the plain backoff;
@@ -77,7 +76,7 @@ func Decide(reason any, attempt int, interval time.Duration, b Backoff) Decision
 	switch {
 	case !isErr:
 		return Decision{Class: Panic, Delay: backoff}
-	case passes.IsSchemaDrift(err):
+	case core.IsSchemaDrift(err):
 		return Decision{Class: Drift, Delay: min(backoff, max(interval, b.withDefaults().Initial))}
 	case core.IsDeterministic(err):
 		return Decision{Class: Deterministic, Delay: max(interval, backoff)}

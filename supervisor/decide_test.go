@@ -8,7 +8,6 @@ import (
 
 	"github.com/retentionkit/retention/core"
 	"github.com/retentionkit/retention/core/retry"
-	"github.com/retentionkit/retention/passes"
 	"github.com/retentionkit/retention/supervisor"
 )
 
@@ -54,9 +53,9 @@ func TestDecide(t *testing.T) {
 		{"retry-after without a hint", retry.NotNow(errConn), 2, supervisor.RetryAfter, 2 * time.Second},
 		{"panic error", &core.PanicError{Value: "nil map"}, 1, supervisor.Panic, time.Second},
 		{"panic value that is not an error", "nil map", 2, supervisor.Panic, 2 * time.Second},
-		{"drift uses the backoff", fmt.Errorf("sweep: %w", &passes.SchemaDriftError{Err: errConn}), 3, supervisor.Drift, 4 * time.Second},
-		{"drift is capped like the backoff", &passes.SchemaDriftError{Err: errConn}, 20, supervisor.Drift, time.Minute},
-		{"drift wins over a deterministic cause", &passes.SchemaDriftError{Err: core.NewNotFoundError("table", "t")}, 1, supervisor.Drift, time.Second},
+		{"drift uses the backoff", fmt.Errorf("sweep: %w", &core.SchemaDriftError{Err: errConn}), 3, supervisor.Drift, 4 * time.Second},
+		{"drift is capped like the backoff", &core.SchemaDriftError{Err: errConn}, 20, supervisor.Drift, time.Minute},
+		{"drift wins over a deterministic cause", &core.SchemaDriftError{Err: core.NewNotFoundError("table", "t")}, 1, supervisor.Drift, time.Second},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -71,7 +70,7 @@ func TestDecide(t *testing.T) {
 func TestDriftIsRetriedNoLaterThanAShortInterval(t *testing.T) {
 	t.Parallel()
 	b := supervisor.Backoff{Initial: time.Second, Max: time.Hour, Multiplier: 2}
-	if d := supervisor.Decide(&passes.SchemaDriftError{Err: errors.New("gone")}, 10, 10*time.Second, b); d.Class != supervisor.Drift || d.Delay != 10*time.Second {
+	if d := supervisor.Decide(&core.SchemaDriftError{Err: errors.New("gone")}, 10, 10*time.Second, b); d.Class != supervisor.Drift || d.Delay != 10*time.Second {
 		t.Fatalf("Decide = %v %v, want drift after the 10s interval", d.Class, d.Delay)
 	}
 }

@@ -9,8 +9,8 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"github.com/retentionkit/retention/core"
 	"github.com/retentionkit/retention/core/clock"
-	"github.com/retentionkit/retention/passes"
 	"github.com/retentionkit/retention/supervisor"
 )
 
@@ -116,7 +116,7 @@ func TestDriftNeverCountsTowardTheRestartLimit(t *testing.T) {
 	s := supervisor.NewOneForOne(clk, supervisor.Policy{Limit: supervisor.Limit{MaxRestarts: 2, Window: time.Minute}}, interval(time.Hour), l)
 	a := actor.NewPID("local", "a")
 	sup := &fakeSupervisor{children: []*actor.PID{a}}
-	drift := fmt.Errorf("sweep: %w", &passes.SchemaDriftError{Err: errBoom})
+	drift := fmt.Errorf("sweep: %w", &core.SchemaDriftError{Err: errBoom})
 	for range 10 {
 		s.HandleFailure(nil, sup, a, nil, drift, nil)
 	}

@@ -67,7 +67,7 @@ func (n *node) joinCluster(ctx context.Context) error {
 	cs.slots, err = passes.OpenAdvisorySlots(ctx, n.cfg.Database.DSN, passes.DefaultDatabase, cs.conn)
 	if err != nil {
 		leave(m, false)
-		return fmt.Errorf("cluster: delete slots: %s", passes.RedactText(err.Error(), n.cfg.Database.DSN))
+		return fmt.Errorf("cluster: delete slots: %s", passes.RedactTextFor(n.cfg.Database.Driver, err.Error(), n.cfg.Database.DSN))
 	}
 	if err := n.lockTables(cs.conn); err != nil {
 		leave(m, false)
@@ -90,7 +90,7 @@ func (n *node) checkClusterDatabase(ctx context.Context) error {
 		if errors.Is(err, passes.ErrClusterUnsupported) {
 			return badConfig(fmt.Errorf("cluster.enabled: %w", err))
 		}
-		return fmt.Errorf("cluster: %s", passes.RedactText(err.Error(), n.cfg.Database.DSN))
+		return fmt.Errorf("cluster: %s", passes.RedactTextFor(n.cfg.Database.Driver, err.Error(), n.cfg.Database.DSN))
 	}
 	return nil
 }
@@ -217,7 +217,7 @@ func (n *node) lockReader() cluster.LockReader {
 	return func(ctx context.Context, ids []string) (map[string]admin.LockHolder, error) {
 		held, err := passes.LockHolders(ctx, n.db, ids)
 		if err != nil {
-			return nil, fmt.Errorf("%s", passes.RedactText(err.Error(), n.cfg.Database.DSN))
+			return nil, fmt.Errorf("%s", passes.RedactTextFor(n.cfg.Database.Driver, err.Error(), n.cfg.Database.DSN))
 		}
 		out := make(map[string]admin.LockHolder, len(held))
 		for id, h := range held {

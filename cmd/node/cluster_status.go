@@ -60,7 +60,7 @@ func (n *node) printCluster(ctx context.Context, out io.Writer) error {
 		return err
 	}
 	if herr != nil {
-		fmt.Fprintf(out, "lock holders: not read: %s\n", passes.RedactText(herr.Error(), n.cfg.Database.DSN))
+		fmt.Fprintf(out, "lock holders: not read: %s\n", passes.RedactTextFor(n.cfg.Database.Driver, herr.Error(), n.cfg.Database.DSN))
 	}
 	_, err = fmt.Fprintf(out, "cluster %s: %s\n", n.clusterOptions().Name, counted(len(snap.Members), "member", "members"))
 	return err

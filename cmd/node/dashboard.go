@@ -20,6 +20,6 @@ func (n *node) dashboard(acfg admin.Config, backlog *metrics.BacklogCollector) (
 	return ui.New(ui.Config{
 		Runtime: acfg.Runtime, Ledger: acfg.Ledger, Token: acfg.Token, Backlog: backlog, Cluster: acfg.Cluster,
 		Cleanup: plan, CleanupDefaulted: n.cfg.MetadataCleanup.RetentionPeriod == nil,
-		Redact: func(s string) string { return passes.RedactText(s, n.cfg.Database.DSN) },
+		Redact: func(s string) string { return passes.RedactTextFor(n.cfg.Database.Driver, s, n.cfg.Database.DSN) },
 	})
 }

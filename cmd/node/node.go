@@ -84,7 +84,7 @@ func openNodeWith(ctx context.Context, path string, log *logrus.Logger, flags op
 	}
 	db, err := openDB(ctx, cfg.Database.Driver, cfg.Database.DSN)
 	if err != nil {
-		shown := fmt.Errorf("database %s: %s", passes.RedactDSN(cfg.Database.DSN), passes.RedactText(err.Error(), cfg.Database.DSN))
+		shown := fmt.Errorf("database %s: %s", passes.RedactDSNFor(cfg.Database.Driver, cfg.Database.DSN), passes.RedactTextFor(cfg.Database.Driver, err.Error(), cfg.Database.DSN))
 		if errors.Is(err, passes.ErrBadDSN) {
 			return nil, badConfig(shown)
 		}
@@ -180,7 +180,9 @@ func (n *node) runtime(only []string, internal, now bool, observers ...actors.Ob
 		all = append(all, &actors.LedgerObserver{Ledger: n.ledger})
 	}
 	all = append(all, observers...)
-	reporter := actors.LogFailureReporter{Logger: n.log, Redact: func(err error) string { return passes.RedactText(err.Error(), n.cfg.Database.DSN) }}
+	reporter := actors.LogFailureReporter{Logger: n.log, Redact: func(err error) string {
+		return passes.RedactTextFor(n.cfg.Database.Driver, err.Error(), n.cfg.Database.DSN)
+	}}
 	rt := actors.New(n.clusterRuntime(actors.Config{Logger: n.log, MaxConcurrentDeletes: n.cfg.Node.MaxConcurrentDeletes, Observers: all, FailureReporter: reporter}))
 	for _, r := range append(n.registrations(), n.helperRegistrations()...) {
 		if len(only) > 0 && !slices.Contains(only, r.Name) {

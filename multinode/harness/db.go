@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/retentionkit/retention/passes"
+	"github.com/retentionkit/retention/passes/driver/postgres"
 )
 
 // RetentionDays is the retention of every fixture pass: rows in state done older
@@ -31,7 +32,7 @@ type DB struct {
 func OpenDB(ctx context.Context, dsn string) (*DB, error) {
 	u, err := url.Parse(dsn)
 	if err != nil {
-		return nil, fmt.Errorf("database URL: %s", passes.RedactText(err.Error(), dsn))
+		return nil, fmt.Errorf("database URL: %s", postgres.Driver{}.RedactText(err.Error(), dsn))
 	}
 	q := u.Query()
 	q.Set("application_name", SuiteApp)
@@ -43,7 +44,7 @@ func OpenDB(ctx context.Context, dsn string) (*DB, error) {
 	}
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("%s: %w", passes.RedactDSN(dsn), err)
+		return nil, fmt.Errorf("%s: %w", postgres.Driver{}.RedactDSN(dsn), err)
 	}
 	return &DB{DB: db.DB, DSN: dsn}, nil
 }

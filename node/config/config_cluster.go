@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/retentionkit/retention/passes"
+	"github.com/retentionkit/retention/passes/driver"
 )
 
 // ClusterConfig is the cluster: section. Several nodes with the same cluster name and
@@ -122,7 +123,7 @@ func checkEndpoint(e string) error {
 	if strings.Contains(e, "://") {
 		u, err := url.Parse(e)
 		if err != nil {
-			return fmt.Errorf("want host:port or http(s)://host:port, got %q", passes.RedactText(e, e))
+			return fmt.Errorf("want host:port or http(s)://host:port, got %q", driver.RedactSecrets(e, driver.QuerySecrets(e)))
 		}
 		if u.User != nil {
 			return fmt.Errorf("must not carry credentials (user:password@); got %s", redactURL(u))

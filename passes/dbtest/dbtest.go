@@ -21,6 +21,7 @@ import (
 	"github.com/uptrace/bun/driver/pgdriver"
 
 	"github.com/retentionkit/retention/passes"
+	"github.com/retentionkit/retention/passes/driver/postgres"
 )
 
 // DefaultPostgresURL is used when TEST_DATABASE_URL is unset.
@@ -51,7 +52,7 @@ func Postgres(t testing.TB) *bun.DB {
 
 func unreachable(t testing.TB, err error) {
 	t.Helper()
-	msg := fmt.Sprintf("PostgreSQL at %s is unreachable: %v", passes.RedactDSN(PostgresURL()), err)
+	msg := fmt.Sprintf("PostgreSQL at %s is unreachable: %v", postgres.Driver{}.RedactDSN(PostgresURL()), err)
 	if os.Getenv("CI") == "true" {
 		t.Fatalf("%s (CI=true: the PostgreSQL tests must run)", msg)
 	}

@@ -25,4 +25,9 @@ type Driver interface {
 	// Owns reports whether db speaks this driver's dialect, so a handle opened elsewhere
 	// (by an embedding service) finds its driver without being told.
 	Owns(db bun.IDB) bool
+
+	Opener
+	Redactor
+	Errors
+	Ledger
 }

@@ -6,8 +6,9 @@ import (
 	"strings"
 
 	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/dialect"
 	"github.com/uptrace/bun/migrate"
+
+	"github.com/retentionkit/retention/passes/driver"
 )
 
 // registerTables adds the migration that creates the ledger tables. bun names a Go
@@ -15,7 +16,11 @@ import (
 // version.
 func registerTables(m *migrate.Migrations, prefix string) {
 	m.MustRegister(func(ctx context.Context, db *bun.DB) error {
-		return inTx(ctx, db, tableStatements(prefix, db.Dialect().Name() == dialect.PG))
+		types, err := ledgerTypes(db)
+		if err != nil {
+			return err
+		}
+		return inTx(ctx, db, tableStatements(prefix, types))
 	}, func(ctx context.Context, db *bun.DB) error {
 		var drops []string
 		for _, t := range []string{"settings", "dead_letter", "work_queue", "log", "metadata"} {
@@ -25,11 +30,8 @@ func registerTables(m *migrate.Migrations, prefix string) {
 	})
 }
 
-func tableStatements(p string, pg bool) []string {
-	id, ts, big := "INTEGER PRIMARY KEY AUTOINCREMENT", "TEXT", "INTEGER"
-	if pg {
-		id, ts, big = "BIGSERIAL PRIMARY KEY", "TIMESTAMPTZ", "BIGINT"
-	}
+func tableStatements(p string, types driver.LedgerTypes) []string {
+	id, ts, big := types.Identity, types.Time, types.BigInt
 	r := strings.NewReplacer("{p}", p, "{id}", id, "{ts}", ts, "{big}", big)
 	stmts := []string{
 		`CREATE TABLE {p}metadata (

@@ -5,8 +5,9 @@ import (
 	"strings"
 
 	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/dialect"
 	"github.com/uptrace/bun/migrate"
+
+	"github.com/retentionkit/retention/passes/driver"
 )
 
 // registerNodes adds the migration for crash recovery: a table of the nodes writing the
@@ -14,7 +15,11 @@ import (
 // migration after this file.)
 func registerNodes(m *migrate.Migrations, prefix string) {
 	m.MustRegister(func(ctx context.Context, db *bun.DB) error {
-		return inTx(ctx, db, nodeStatements(prefix, db.Dialect().Name() == dialect.PG))
+		types, err := ledgerTypes(db)
+		if err != nil {
+			return err
+		}
+		return inTx(ctx, db, nodeStatements(prefix, types))
 	}, func(ctx context.Context, db *bun.DB) error {
 		return inTx(ctx, db, []string{
 			"DROP INDEX IF EXISTS " + prefix + "metadata_open",
@@ -26,11 +31,8 @@ func registerNodes(m *migrate.Migrations, prefix string) {
 
 // nodeStatements creates the node table and metadata.node_id. node_id is not a foreign
 // key: a run outlives the row of the node that ran it, which recovery prunes.
-func nodeStatements(p string, pg bool) []string {
-	ts, big := "TEXT", "INTEGER"
-	if pg {
-		ts, big = "TIMESTAMPTZ", "BIGINT"
-	}
+func nodeStatements(p string, types driver.LedgerTypes) []string {
+	ts, big := types.Time, types.BigInt
 	r := strings.NewReplacer("{p}", p, "{ts}", ts, "{big}", big)
 	stmts := []string{
 		`CREATE TABLE {p}node (

@@ -5,8 +5,9 @@ import (
 	"strings"
 
 	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/dialect"
 	"github.com/uptrace/bun/migrate"
+
+	"github.com/retentionkit/retention/passes/driver"
 )
 
 // registerQuarantine adds the migration for the quarantine: one row per row of a swept
@@ -14,7 +15,11 @@ import (
 // migration after this file.)
 func registerQuarantine(m *migrate.Migrations, prefix string) {
 	m.MustRegister(func(ctx context.Context, db *bun.DB) error {
-		return inTx(ctx, db, quarantineStatements(prefix, db.Dialect().Name() == dialect.PG))
+		types, err := ledgerTypes(db)
+		if err != nil {
+			return err
+		}
+		return inTx(ctx, db, quarantineStatements(prefix, types))
 	}, func(ctx context.Context, db *bun.DB) error {
 		return inTx(ctx, db, []string{"DROP TABLE IF EXISTS " + prefix + "quarantine"})
 	})
@@ -23,11 +28,8 @@ func registerQuarantine(m *migrate.Migrations, prefix string) {
 // quarantineStatements creates the quarantine table. row_key is the key as
 // passes.KeyText writes it (canonical JSON), so a composite key is one column; the
 // primary key on (pass_name, row_key) is also what a sweep reads its pass's rows by.
-func quarantineStatements(p string, pg bool) []string {
-	ts, big := "TEXT", "INTEGER"
-	if pg {
-		ts, big = "TIMESTAMPTZ", "BIGINT"
-	}
+func quarantineStatements(p string, types driver.LedgerTypes) []string {
+	ts, big := types.Time, types.BigInt
 	r := strings.NewReplacer("{p}", p, "{ts}", ts, "{big}", big)
 	return []string{r.Replace(`CREATE TABLE {p}quarantine (
 			pass_name TEXT NOT NULL,

@@ -5,8 +5,9 @@ import (
 	"strings"
 
 	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/dialect"
 	"github.com/uptrace/bun/migrate"
+
+	"github.com/retentionkit/retention/passes/driver"
 )
 
 // registerBacklogSamples adds the migration for the backlog history: what the backlog
@@ -14,17 +15,18 @@ import (
 // time. (bun names the migration after this file.)
 func registerBacklogSamples(m *migrate.Migrations, prefix string) {
 	m.MustRegister(func(ctx context.Context, db *bun.DB) error {
-		return inTx(ctx, db, backlogStatements(prefix, db.Dialect().Name() == dialect.PG))
+		types, err := ledgerTypes(db)
+		if err != nil {
+			return err
+		}
+		return inTx(ctx, db, backlogStatements(prefix, types))
 	}, func(ctx context.Context, db *bun.DB) error {
 		return inTx(ctx, db, []string{"DROP TABLE IF EXISTS " + prefix + "backlog_sample"})
 	})
 }
 
-func backlogStatements(p string, pg bool) []string {
-	ts, big := "TEXT", "INTEGER"
-	if pg {
-		ts, big = "TIMESTAMPTZ", "BIGINT"
-	}
+func backlogStatements(p string, types driver.LedgerTypes) []string {
+	ts, big := types.Time, types.BigInt
 	r := strings.NewReplacer("{p}", p, "{ts}", ts, "{big}", big)
 	return []string{
 		r.Replace(`CREATE TABLE {p}backlog_sample (

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/dialect"
 
 	"github.com/retentionkit/retention/core"
 	"github.com/retentionkit/retention/passes"
@@ -45,9 +44,7 @@ func (l *Ledger) RetryDeadLetter(ctx context.Context, id int64, at time.Time) (C
 		tx := passes.DB(ctx, l.db)
 		var letters []DeadLetter
 		q := tx.NewSelect().Model(&letters).ModelTableExpr(l.table("dead_letter")+" AS dead_letter").Where("id = ?", id)
-		if isPostgresDB(tx) {
-			q = q.For("UPDATE")
-		}
+		q = l.driver.LedgerLock(q, "", false)
 		if err := q.Scan(ctx); err != nil {
 			return err
 		}
@@ -77,5 +74,3 @@ func (l *Ledger) DeadLetters(ctx context.Context) ([]DeadLetter, error) {
 	err := l.db.NewSelect().Model(&letters).ModelTableExpr(l.table("dead_letter") + " AS dead_letter").OrderExpr("id DESC").Scan(ctx)
 	return letters, err
 }
-
-func isPostgresDB(db bun.IDB) bool { return db.Dialect().Name() == dialect.PG }

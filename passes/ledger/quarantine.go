@@ -146,9 +146,7 @@ func (q *Quarantine) again(ctx context.Context, tx bun.IDB, r *QuarantinedRow) e
 	var attempts int64
 	sel := tx.NewSelect().TableExpr("?", bun.Ident(q.ledger.table("quarantine"))).Column("attempts").
 		Where("pass_name = ?", r.PassName).Where("row_key = ?", r.Key)
-	if isPostgresDB(tx) {
-		sel = sel.For("UPDATE")
-	}
+	sel = q.ledger.driver.LedgerLock(sel, "", false)
 	if err := sel.Scan(ctx, &attempts); err != nil {
 		return err
 	}

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+
+	"github.com/retentionkit/retention/passes/driver"
 )
 
 // State is where a run is in its life. Only the three terminal states may ever be
@@ -57,6 +59,7 @@ type LogEntry struct {
 // concurrent use.
 type Ledger struct {
 	db     *bun.DB
+	driver driver.Driver // what differs by database: DDL types, row locks, the catalog
 	prefix string
 	node   string // the owner stamped on runs; "" for none
 }
@@ -66,7 +69,11 @@ func New(db *bun.DB, prefix string) (*Ledger, error) {
 	if err := CheckPrefix(prefix); err != nil {
 		return nil, err
 	}
-	return &Ledger{db: db, prefix: prefix}, nil
+	d, err := driverOf(db)
+	if err != nil {
+		return nil, err
+	}
+	return &Ledger{db: db, driver: d, prefix: prefix}, nil
 }
 
 func (l *Ledger) table(name string) string { return l.prefix + name }

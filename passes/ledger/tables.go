@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/dialect"
 )
 
 // Migrated is what one MigrateTables call did to the database: the migrations it
@@ -51,10 +50,11 @@ func MigrateTables(ctx context.Context, db *bun.DB, prefix string) (Migrated, er
 // since PostgreSQL folds unquoted names to lower case: in the current schema on
 // PostgreSQL, in the main database on SQLite. The list is sorted.
 func tablesUnder(ctx context.Context, db *bun.DB, prefix string) ([]string, error) {
-	q := `SELECT name FROM sqlite_master WHERE type = 'table'`
-	if db.Dialect().Name() == dialect.PG {
-		q = `SELECT tablename FROM pg_catalog.pg_tables WHERE schemaname = current_schema()`
+	d, err := driverOf(db)
+	if err != nil {
+		return nil, err
 	}
+	q := d.LedgerTablesQuery()
 	var names []string
 	if err := db.NewRaw(q).Scan(ctx, &names); err != nil {
 		return nil, fmt.Errorf("ledger: list tables: %w", err)

@@ -70,9 +70,7 @@ func (l *Ledger) ClaimWork(ctx context.Context, names []string, n int, at time.T
 			ColumnExpr("EXISTS (SELECT 1 FROM ? AS d WHERE d.retry_metadata_id = w.metadata_id)", bun.Ident(l.table("dead_letter"))).
 			Where("w.state = ?", WorkQueued).Where("w.pass_name IN (?)", bun.List(names)).
 			OrderExpr("w.requested_time, w.id").Limit(int64(n))
-		if isPostgresDB(tx) {
-			q = q.For("UPDATE OF w SKIP LOCKED")
-		}
+		q = l.driver.LedgerLock(q, "w", true)
 		rows, err := q.Rows(ctx)
 		if err != nil {
 			return err

@@ -1,4 +1,4 @@
-package passes
+package postgres
 
 import (
 	"errors"
@@ -14,17 +14,12 @@ import (
 	"unicode"
 
 	"github.com/uptrace/bun/driver/pgdriver"
+
+	"github.com/retentionkit/retention/passes/driver"
 )
 
-// ErrBadDSN is a connection string that cannot be used as written: it does not parse,
-// sets a parameter to a value it cannot take, or names a SQLite file or directory that
-// does not exist. Its messages never quote the connection string, which may hold a
-// password; they name the part or the parameter at fault.
-var ErrBadDSN = errors.New("bad database DSN")
-
-func badDSN(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrBadDSN, fmt.Sprintf(format, args...))
-}
+// badDSN is driver.BadDSN, the error of a DSN that cannot be used as written.
+var badDSN = driver.BadDSN
 
 // pgConn is a PostgreSQL connection string taken apart. Both of libpq's forms read into
 // it: the URL (postgres://user:password@host:port/dbname?param=value) and key=value
@@ -111,7 +106,7 @@ func readURL(scheme, rest string, at int) (pgConn, error) {
 func (c *pgConn) readURLParts(rest string, at int) error {
 	if at >= 0 {
 		user, password, has := strings.Cut(rest[:at], ":")
-		c.user, c.password, c.hasPassword = unescape(user), unescape(password), has
+		c.user, c.password, c.hasPassword = driver.Unescape(user), driver.Unescape(password), has
 		rest = rest[at+1:]
 	}
 	hostEnd := strings.IndexAny(rest, "/?")
@@ -127,7 +122,7 @@ func (c *pgConn) readURLParts(rest string, at int) error {
 		if end < 0 {
 			end = len(rest)
 		}
-		c.dbname, rest = unescape(rest[1:end]), rest[end:]
+		c.dbname, rest = driver.Unescape(rest[1:end]), rest[end:]
 	}
 	query := strings.TrimPrefix(rest, "?")
 	for i, kv := range strings.Split(query, "&") {
@@ -138,7 +133,7 @@ func (c *pgConn) readURLParts(rest string, at int) error {
 		if k == "" {
 			return badDSN("query parameter %d has no name", i+1)
 		}
-		if err := c.set(unescape(k), unescape(v)); err != nil {
+		if err := c.set(driver.Unescape(k), driver.Unescape(v)); err != nil {
 			return err
 		}
 	}
@@ -186,23 +181,11 @@ func (c *pgConn) readHostPort(hp string) error {
 			return badDSN("the host has more than one ':' (write an IPv6 address in brackets; percent-encode a ':' in the user name)")
 		}
 	}
-	c.host, c.port = unescape(host), port
+	c.host, c.port = driver.Unescape(host), port
 	if strings.ContainsFunc(c.host, unicode.IsControl) {
 		return badDSN("the host holds a control character")
 	}
 	return nil
-}
-
-// unescape percent-decodes s, or returns it as written when it is not valid
-// percent-encoding (a raw "100%" in a password).
-func unescape(s string) string {
-	if !strings.Contains(s, "%") {
-		return s
-	}
-	if u, err := url.PathUnescape(s); err == nil {
-		return u
-	}
-	return s
 }
 
 // readKeyValues reads libpq's key=value form: pairs separated by spaces, a value in
@@ -403,7 +386,7 @@ func postgresConnector(dsn string, extra ...pgdriver.Option) (conn *pgdriver.Con
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			conn, err = nil, badDSN("%s", RedactText(fmt.Sprint(r), dsn))
+			conn, err = nil, badDSN("%s", Driver{}.RedactText(fmt.Sprint(r), dsn))
 		}
 	}()
 	return pgdriver.NewConnector(append([]pgdriver.Option{pgdriver.WithDSN(c.driverURL())}, extra...)...), nil

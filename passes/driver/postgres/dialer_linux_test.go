@@ -1,4 +1,4 @@
-package passes
+package postgres
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 
 	"github.com/uptrace/bun/driver/pgdriver"
 	"golang.org/x/sys/unix"
+
+	"github.com/retentionkit/retention/passes/driver"
 )
 
 // The cluster dialer's sockets carry the keepalive and user-timeout settings, read back
@@ -25,11 +27,11 @@ func TestClusterDialerSetsTheSocketOptions(t *testing.T) {
 	}()
 	for _, c := range []struct {
 		name                              string
-		o                                 SweepConnOptions
+		o                                 driver.DialerOptions
 		user, keepalive, idle, intvl, cnt int
 	}{
-		{"defaults", SweepConnOptions{}, 7000, 1, 4, 1, 3},
-		{"custom", SweepConnOptions{UserTimeout: 2500e6, KeepalivesIdle: 9e9, KeepalivesInterval: 2e9, KeepalivesCount: 5}, 2500, 1, 9, 2, 5},
+		{"short", driver.DialerOptions{UserTimeout: 7e9, KeepaliveIdle: 4e9, KeepaliveInterval: 1e9, KeepaliveCount: 3}, 7000, 1, 4, 1, 3},
+		{"custom", driver.DialerOptions{UserTimeout: 2500e6, KeepaliveIdle: 9e9, KeepaliveInterval: 2e9, KeepaliveCount: 5}, 2500, 1, 9, 2, 5},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var conf pgdriver.Config

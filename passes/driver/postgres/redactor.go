@@ -1,33 +1,20 @@
-package passes
+package postgres
 
 import (
 	"net/url"
-	"slices"
 	"strings"
-)
 
-// redacted replaces a secret in every rendering of a DSN.
-const redacted = "xxxxx"
+	"github.com/retentionkit/retention/passes/driver"
+)
 
 // unparsedDSN stands for a DSN that does not parse: nothing of it is shown, since
 // where its password ends is unknown.
 const unparsedDSN = "(a DSN that does not parse; not shown)"
 
-// isSecretParam reports whether a DSN parameter holds a secret: libpq's password and
-// sslpassword, SQLite's _auth_pass, and a SQLite encryption key pragma.
-func isSecretParam(key, value string) bool {
-	k := strings.ToLower(key)
-	if strings.Contains(k, "pass") || strings.Contains(k, "secret") || strings.Contains(k, "token") || k == "key" {
-		return true
-	}
-	v := strings.ToLower(value)
-	return k == "_pragma" && (strings.HasPrefix(v, "key") || strings.HasPrefix(v, "rekey") || strings.HasPrefix(v, "hexkey"))
-}
-
 // RedactDSN returns dsn fit to show: every password, as user info, a query parameter or
-// a key=value pair, replaced by xxxxx. A PostgreSQL DSN that does not parse is not shown
-// at all. This is the one rule every message, log line and status output uses.
-func RedactDSN(dsn string) string {
+// a key=value pair, replaced by xxxxx. A DSN that does not parse as one of libpq's two
+// forms is not shown at all, since where its password ends is unknown.
+func (Driver) RedactDSN(dsn string) string {
 	s := strings.TrimSpace(dsn)
 	if _, rest, ok := cutScheme(s); ok {
 		c, err := parsePostgresDSN(s)
@@ -35,9 +22,6 @@ func RedactDSN(dsn string) string {
 			return unparsedDSN
 		}
 		return c.redactedURL()
-	}
-	if strings.HasPrefix(s, "file:") || !strings.Contains(s, "=") {
-		return redactSQLite(s)
 	}
 	c, err := parsePostgresDSN(s)
 	if err != nil {
@@ -48,48 +32,31 @@ func RedactDSN(dsn string) string {
 
 // RedactText removes from text every secret dsn holds (as written, and in the escaped
 // forms a URL may carry it), for an error message that might quote one.
-func RedactText(text, dsn string) string {
-	for _, secret := range dsnSecrets(dsn) {
-		for _, form := range []string{secret, url.QueryEscape(secret), url.PathEscape(secret), strings.TrimPrefix(url.UserPassword("", secret).String(), ":")} {
-			if form != "" {
-				text = strings.ReplaceAll(text, form, redacted)
-			}
-		}
-	}
-	return text
+func (Driver) RedactText(text, dsn string) string {
+	return driver.RedactSecrets(text, dsnSecrets(dsn))
 }
 
-// dsnSecrets lists the secrets of dsn, longest first (so a secret that holds another is
-// replaced whole). A DSN that does not parse still yields what was read of it.
+// dsnSecrets lists the secrets of dsn. A DSN that does not parse still yields what was
+// read of it.
 func dsnSecrets(dsn string) []string {
 	var out []string
 	s := strings.TrimSpace(dsn)
 	scheme, rest, isURL := cutScheme(s)
-	if isURL || strings.Contains(s, "=") && !strings.HasPrefix(s, "file:") {
-		c, _ := parsePostgresDSN(s)
-		if c.password != "" {
-			out = append(out, c.password)
-		}
-		if isURL && ambiguousUserInfo(rest) { // the password may run to the last '@' too
-			if alt, _ := readURL(scheme, rest, strings.LastIndexByte(rest, '@')); alt.password != "" {
-				out = append(out, alt.password)
-			}
-		}
-		for _, p := range c.params {
-			if isSecretParam(p.key, p.value) && p.value != "" {
-				out = append(out, p.value)
-			}
+	c, _ := parsePostgresDSN(s)
+	if c.password != "" {
+		out = append(out, c.password)
+	}
+	if isURL && ambiguousUserInfo(rest) { // the password may run to the last '@' too
+		if alt, _ := readURL(scheme, rest, strings.LastIndexByte(rest, '@')); alt.password != "" {
+			out = append(out, alt.password)
 		}
 	}
-	if _, query, ok := strings.Cut(s, "?"); ok {
-		for _, kv := range strings.Split(query, "&") {
-			if k, v, _ := strings.Cut(kv, "="); isSecretParam(unescape(k), unescape(v)) && v != "" {
-				out = append(out, v, unescape(v))
-			}
+	for _, p := range c.params {
+		if driver.IsSecretParam(p.key, p.value) && p.value != "" {
+			out = append(out, p.value)
 		}
 	}
-	slices.SortFunc(out, func(a, b string) int { return len(b) - len(a) })
-	return slices.Compact(out)
+	return append(out, driver.QuerySecrets(s)...)
 }
 
 // redactedURL writes c back as a URL with its secrets replaced.
@@ -103,7 +70,7 @@ func (c pgConn) redactedURL() string {
 	}
 	switch {
 	case c.hasPassword:
-		u.User = url.UserPassword(c.user, redacted)
+		u.User = url.UserPassword(c.user, driver.Redacted)
 	case c.user != "":
 		u.User = url.User(c.user)
 	}
@@ -134,7 +101,7 @@ func (c pgConn) redactedKeyValues() string {
 	add("port", c.port)
 	add("user", c.user)
 	if c.hasPassword {
-		add("password", redacted)
+		add("password", driver.Redacted)
 	}
 	add("dbname", c.dbname)
 	for _, p := range c.shownParams() {
@@ -153,27 +120,12 @@ func (c pgConn) shownParams() []param {
 		out = append(out, param{"fallback_application_name", c.fallbackAppNm})
 	}
 	for _, p := range c.params {
-		if isSecretParam(p.key, p.value) {
-			p.value = redacted
+		if driver.IsSecretParam(p.key, p.value) {
+			p.value = driver.Redacted
 		}
 		out = append(out, p)
 	}
 	return out
-}
-
-// redactSQLite replaces the secret query parameters of a SQLite DSN.
-func redactSQLite(s string) string {
-	path, query, ok := strings.Cut(s, "?")
-	if !ok {
-		return s
-	}
-	parts := strings.Split(query, "&")
-	for i, kv := range parts {
-		if k, v, _ := strings.Cut(kv, "="); isSecretParam(unescape(k), unescape(v)) {
-			parts[i] = k + "=" + redacted
-		}
-	}
-	return path + "?" + strings.Join(parts, "&")
 }
 
 // ambiguousUserInfo reports whether the URL after its scheme has an '@' past the one

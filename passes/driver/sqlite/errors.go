@@ -1,0 +1,36 @@
+package sqlite
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/retentionkit/retention/core"
+	"github.com/retentionkit/retention/passes/driver"
+)
+
+// Classify sorts err by SQLite's result text: busy or locked is transient (another
+// writer holds the database; the busy timeout ran out), a failed constraint is one
+// row's, a missing table or column is drift, anything else fatal. The pure-Go driver
+// reports its result codes only in the message, which is why the text is read.
+func (Driver) Classify(err error) error {
+	if err == nil || classified(err) {
+		return err
+	}
+	msg := err.Error()
+	switch {
+	case strings.Contains(msg, "constraint failed") || strings.Contains(msg, "SQLITE_CONSTRAINT"):
+		return core.NewDatabaseError(core.ErrRowSpecific, err)
+	case strings.Contains(msg, "no such table") || strings.Contains(msg, "no such column"):
+		return core.NewDatabaseError(core.ErrSchemaDrift, err)
+	case strings.Contains(msg, "database is locked") || strings.Contains(msg, "SQLITE_BUSY") ||
+		strings.Contains(msg, "database table is locked") || driver.IsConnectionFailure(err):
+		return core.NewDatabaseError(core.ErrTransient, err)
+	}
+	return core.NewDatabaseError(core.ErrFatal, err)
+}
+
+// classified reports whether err already carries a class.
+func classified(err error) bool {
+	var de *core.DatabaseError
+	return errors.As(err, &de) || errors.Is(err, core.ErrSchemaDrift)
+}
