@@ -111,11 +111,13 @@ func (s *tableSweep) Close() error {
 	return err
 }
 
-// PurgeBatch deletes the next batch; see Table.
+// PurgeBatch deletes the next batch; see Table. Its error carries the class the driver
+// gives it (core.ErrSchemaDrift for a table or column that went away, ...), so
+// supervision decides from core's classes and never reads a database's codes.
 func (s *tableSweep) PurgeBatch(ctx context.Context, batchSize int, olderThan time.Time) (int, error) {
 	n, err := s.purgeBatch(ctx, batchSize, olderThan)
 	s.deleted += n
-	return n, err
+	return n, s.t.drv.Classify(err)
 }
 
 // advance moves the cursor to the greatest (timestamp, key) of the batch: its last row

@@ -73,6 +73,7 @@ func RunConformance(t *testing.T, target Target) {
 		{"cancellation", cancellationBehaviours()},
 		{"ledger", ledgerBehaviours()},
 		{"quarantine", quarantineBehaviours()},
+		{"drift", driftBehaviours()},
 	}
 	for _, area := range areas {
 		t.Run(area.name, func(t *testing.T) {

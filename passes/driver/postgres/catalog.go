@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"github.com/retentionkit/retention/core"
 	"strings"
 
 	"github.com/uptrace/bun"
@@ -40,7 +41,9 @@ func (Driver) ColumnTypes(ctx context.Context, db bun.IDB, table string) (map[st
 		return nil, err
 	}
 	if len(types) == 0 {
-		return nil, fmt.Errorf("no such table: %s", table)
+		// Drift, not a fault: the table the pass was configured with went away, and
+		// supervision retries drift without counting it toward the restart limit.
+		return nil, core.NewDatabaseError(core.ErrSchemaDrift, fmt.Errorf("no such table: %s", table))
 	}
 	return types, nil
 }
