@@ -200,7 +200,7 @@ func (n *node) clusterRuntime(cfg actors.Config) actors.Config {
 	cs := n.cluster
 	cfg.System, cfg.Placed = cs.member.System(), true
 	cfg.MaxConcurrentDeletes = cs.capacity
-	cfg.SlotPools = func(string, int) actors.SlotPool { return actors.NewAdvisorySlotPool(cs.slots, cs.capacity) }
+	cfg.SlotPools = func(string, int) actors.AdmissionPool { return actors.NewAdvisorySlotPool(cs.slots, cs.capacity) }
 	if n.ledger != nil && n.cfg.Cluster.DrainHelpers > 0 {
 		cfg.Observers = append(cfg.Observers, &cluster.DrainObserver{Member: cs.member, Requests: n.ledger, Helpers: n.cfg.Cluster.DrainHelpers})
 	}
