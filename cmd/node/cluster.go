@@ -208,16 +208,12 @@ func (n *node) clusterRuntime(cfg actors.Config) actors.Config {
 }
 
 func (n *node) lockReader() cluster.LockReader {
-	return func(ctx context.Context, ids []string) (map[string]admin.LockHolder, error) {
+	return func(ctx context.Context, ids []string) (map[string]passes.LockHolderInfo, error) {
 		held, err := passes.LockHolders(ctx, n.db, ids)
 		if err != nil {
 			return nil, fmt.Errorf("%s", passes.RedactText(err.Error(), n.cfg.Database.DSN))
 		}
-		out := make(map[string]admin.LockHolder, len(held))
-		for id, h := range held {
-			out[id] = admin.LockHolder{Member: h.Member, PID: h.PID, ApplicationName: h.ApplicationName, ClientAddr: h.ClientAddr, Since: h.BackendStart}
-		}
-		return out, nil
+		return held, nil
 	}
 }
 
