@@ -148,7 +148,7 @@ func (a *gateActor) Receive(ctx actor.Context) {
 	}
 }
 
-// slotPoolActor is the local SlotPool's actor: capacity slots, one line.
+// slotPoolActor is the local AdmissionPool's actor: capacity slots, one line.
 type slotPoolActor struct {
 	admission[slotKey]
 	inUse *atomic.Int64 // slots held, for Status

@@ -42,16 +42,16 @@ type AdvisorySlotPoolOptions struct {
 	AcquireRetry time.Duration
 }
 
-// NewAdvisorySlotPool returns a SlotPool whose capacity slots live in source, shared by
+// NewAdvisorySlotPool returns a AdmissionPool whose capacity slots live in source, shared by
 // every member of a cluster: the cluster-wide limit on concurrent deletes of one
 // database. It panics when capacity is below 1, a programming error.
-func NewAdvisorySlotPool(source SlotSource, capacity int) SlotPool {
+func NewAdvisorySlotPool(source SlotSource, capacity int) AdmissionPool {
 	return NewAdvisorySlotPoolWith(source, capacity, AdvisorySlotPoolOptions{})
 }
 
 // NewAdvisorySlotPoolWith is NewAdvisorySlotPool with options.
 //
-// The pool keeps the slot protocol (see SlotPool) over a source whose acquisitions
+// The pool keeps the slot protocol (see AdmissionPool) over a source whose acquisitions
 // block: its actor queues requests in arrival order and lets one at a time, the head,
 // wait in the source's line, on a goroutine of its own that reports back by message, so
 // the mailbox never waits on the database. One waiter per member keeps a member with
@@ -61,7 +61,7 @@ func NewAdvisorySlotPool(source SlotSource, capacity int) SlotPool {
 //
 // Status reports this member's slots in use, read without a query (the cluster-wide
 // figure is the source's to read: passes.AdvisorySlots.SlotsInUse).
-func NewAdvisorySlotPoolWith(source SlotSource, capacity int, o AdvisorySlotPoolOptions) SlotPool {
+func NewAdvisorySlotPoolWith(source SlotSource, capacity int, o AdvisorySlotPoolOptions) AdmissionPool {
 	if capacity < 1 {
 		panic(fmt.Sprintf("actors: slot pool capacity must be at least 1, got %d", capacity))
 	}

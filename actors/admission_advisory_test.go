@@ -229,7 +229,7 @@ func TestRuntimesShareTheClusterWideLimit(t *testing.T) {
 	done := make(chan actors.SweepDone, 4*tables)
 	for m := range members {
 		pool := actors.NewAdvisorySlotPool(members[m], capacity)
-		rt := actors.New(actors.Config{Logger: quietLogger(), SlotPools: func(string, int) actors.SlotPool { return pool },
+		rt := actors.New(actors.Config{Logger: quietLogger(), SlotPools: func(string, int) actors.AdmissionPool { return pool },
 			Observers: []actors.Observer{actors.ObserverFunc(func(e actors.Event) error {
 				switch e := e.(type) {
 				case actors.PassFailed:
@@ -331,7 +331,7 @@ func (p *countingPass) Close() error {
 
 // spawnPool spawns a pool's actor, stopped when the test ends (before its slots close,
 // so a wait still in line is cancelled rather than left to hang the close).
-func spawnPool(t *testing.T, sys *actor.ActorSystem, pool actors.SlotPool) *actor.PID {
+func spawnPool(t *testing.T, sys *actor.ActorSystem, pool actors.AdmissionPool) *actor.PID {
 	pid := sys.Root.Spawn(pool.Props())
 	t.Cleanup(func() { _ = sys.Root.StopFuture(pid).Wait() })
 	return pid

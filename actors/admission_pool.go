@@ -7,11 +7,13 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 )
 
-// SlotPool is a database's bound on concurrent deletes as the runtime sees it: an actor
+// AdmissionPool is a database's bound on concurrent deletes as the runtime sees it: an actor
 // that speaks the slot protocol below, and its numbers for Status. The pass actor knows
 // a pool only as the PID of that actor, so any pool that keeps the protocol can stand
 // behind it: the in-process one (NewLocalSlotPool), or one whose slots live elsewhere,
-// such as advisory locks shared by every node of a cluster.
+// such as advisory locks shared by every node of a cluster. It is named apart from
+// gates.SlotPool, which bounds goroutines rather than actors, so that a reader of either
+// package never has to ask which of the two is meant.
 //
 // The protocol, all local messages between actors of one system:
 //
@@ -27,7 +29,7 @@ import (
 //     with every grant, and the pass then releases after each batch.
 //   - A pool watches every From and gives back what a requester held or waited for when
 //     it stops. A grant for a request the requester gave up is released by the requester.
-type SlotPool interface {
+type AdmissionPool interface {
 	// Props returns the Props of the pool's actor. The runtime spawns it once, at Start.
 	Props() *actor.Props
 	// Status returns the slots in use and the capacity, for Runtime.Status. It is called
@@ -65,7 +67,7 @@ type YieldSlot struct {
 // arrival order by a gates.Queue its actor owns: the runtime's pool for each database
 // unless Config.SlotPools gives another. It panics when capacity is below 1, which is a
 // programming error (the runtime refuses such limits before it builds a pool).
-func NewLocalSlotPool(capacity int) SlotPool {
+func NewLocalSlotPool(capacity int) AdmissionPool {
 	if capacity < 1 {
 		panic(fmt.Sprintf("actors: slot pool capacity must be at least 1, got %d", capacity))
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/retentionkit/retention/passes"
 )
 
-// eagerPool is a slot pool of the test's own behind actors.SlotPool: it grants every
+// eagerPool is a slot pool of the test's own behind actors.AdmissionPool: it grants every
 // request at once (no limit at all), optionally asks the holder to yield with every
 // grant, and records what it was asked.
 type eagerPool struct {
@@ -71,7 +71,7 @@ func TestPassesRunOnTheSlotPoolConfigGives(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			pool := &eagerPool{yield: tc.yield, open: map[string]bool{}}
 			var asked []string
-			cfg := actors.Config{MaxConcurrentDeletes: 1, SlotPools: func(db string, capacity int) actors.SlotPool {
+			cfg := actors.Config{MaxConcurrentDeletes: 1, SlotPools: func(db string, capacity int) actors.AdmissionPool {
 				asked = append(asked, fmt.Sprintf("%s:%d", db, capacity))
 				pool.capacity = capacity
 				return pool

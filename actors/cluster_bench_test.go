@@ -49,7 +49,7 @@ func BenchmarkClusterGuardsPerBatch(b *testing.B) {
 					b.Fatal(err)
 				}
 				defer slots.Close()
-				cfg.SlotPools = func(_ string, capacity int) actors.SlotPool { return actors.NewAdvisorySlotPool(slots, capacity) }
+				cfg.SlotPools = func(_ string, capacity int) actors.AdmissionPool { return actors.NewAdvisorySlotPool(slots, capacity) }
 			}
 			p := &noop{target: int64(b.N), done: make(chan struct{})}
 			opts := passes.DefaultOptions()

@@ -2,7 +2,6 @@ package actors
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -16,9 +15,6 @@ type (
 	ping struct{}
 	pong struct{}
 )
-
-// ErrNotRunning is Ping's answer before Start or after Stop.
-var ErrNotRunning = errors.New("the runtime is not running")
 
 // Ping is a liveness check: it sends every pass actor that is meant to be running (not
 // stopped by supervision, which is readiness's business) a message and waits for its

@@ -55,7 +55,7 @@ func (a *passActor) startSweep(ctx actor.Context, trigger bool) {
 		return
 	}
 	now := a.d.clock.Now()
-	sw := &sweepRun{cutoff: now.Add(-*a.opts().RetentionPeriod), started: now, trigger: trigger}
+	sw := &sweepRun{cutoff: a.opts().Cutoff(now), started: now, trigger: trigger}
 	a.cell.update(func(s *PassStatus) {
 		s.Sweeps++
 		sw.id = s.Sweeps

@@ -44,7 +44,7 @@ type Config struct {
 	DatabaseLimits map[string]int
 	// SlotPools makes the slot pool of each database, given its limit; nil makes
 	// NewLocalSlotPool(capacity). A pool shared by several nodes plugs in here.
-	SlotPools func(database string, capacity int) SlotPool
+	SlotPools func(database string, capacity int) AdmissionPool
 	// ElsewhereRetry is how long a pass waits before trying again after a sweep that
 	// ended Elsewhere (another member holds its lock); the wait doubles with every denial
 	// in a row, up to the pass's interval. Short, because the holder may be a duplicate
@@ -84,7 +84,7 @@ type Runtime struct {
 	d          *deps
 	groups     []*actor.PID
 	admission  []*actor.PID
-	dbSlotPool map[string]SlotPool
+	dbSlotPool map[string]AdmissionPool
 	cancel     context.CancelFunc
 }
 

@@ -80,10 +80,10 @@ func (r *Runtime) spawnHub() {
 func (r *Runtime) spawnAdmission() {
 	r.d.gate = r.system.Root.SpawnPrefix(newGateProps(), "retention-gate")
 	r.admission = append(r.admission, r.d.gate)
-	r.dbSlotPool = map[string]SlotPool{}
+	r.dbSlotPool = map[string]AdmissionPool{}
 	newPool := r.cfg.SlotPools
 	if newPool == nil {
-		newPool = func(_ string, capacity int) SlotPool { return NewLocalSlotPool(capacity) }
+		newPool = func(_ string, capacity int) AdmissionPool { return NewLocalSlotPool(capacity) }
 	}
 	for _, reg := range r.registry.All() {
 		db := reg.DatabaseName()

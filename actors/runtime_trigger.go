@@ -42,7 +42,7 @@ func (r *Runtime) runningCell(name string) (*passCell, error) {
 	r.mu.Unlock()
 	switch {
 	case !running:
-		return nil, core.NewBusinessRuleError("retention: runtime is not running")
+		return nil, errNotRunning()
 	case c == nil:
 		return nil, core.NewNotFoundError("pass", name)
 	}

@@ -15,23 +15,25 @@ import (
 const MemberAppPrefix = "retention:"
 
 // LockHolderInfo is the PostgreSQL session holding an identity's sweep lock, as
-// pg_locks and pg_stat_activity show it.
+// pg_locks and pg_stat_activity show it. It is the one definition of a lock holder: the
+// sweep lock's contention error, GET /cluster and the dashboard all carry this type, so
+// a field added here reaches every one of them. The JSON names are the admin API's.
 type LockHolderInfo struct {
 	// PID is the holder's backend process.
-	PID int
+	PID int `json:"pid"`
 	// ApplicationName is the session's application_name; Member is the member id read
 	// from it when it is one of ours ("retention:<id>"), else empty.
-	ApplicationName string
-	Member          string
+	ApplicationName string `json:"application_name"`
+	Member          string `json:"member,omitempty"`
 	// ClientAddr is the client's address; empty over a Unix socket or when our role may
 	// not see it.
-	ClientAddr string
+	ClientAddr string `json:"client_addr,omitempty"`
 	// BackendStart is when the holder's connection opened: the lock is at most that old,
 	// and a connection reused from a pool may be older than its sweep. StateChange is
 	// when the session last started or finished a statement, so an old StateChange on
 	// an idle holder says its sweep is stuck between batches.
-	BackendStart time.Time
-	StateChange  time.Time
+	BackendStart time.Time `json:"since,omitzero"`
+	StateChange  time.Time `json:"state_change,omitzero"`
 }
 
 // LockHolders returns who holds the sweep lock of each identity that is locked right

@@ -122,6 +122,18 @@ func Retain(d time.Duration) *time.Duration { return &d }
 // Enabled reports whether the pass sweeps at all.
 func (o Options) Enabled() bool { return o.RetentionPeriod != nil }
 
+// Cutoff is the instant before which a row is expired at now: now minus RetentionPeriod.
+// It is the one place that formula lives, so a sweep, a dry run, a backlog count and the
+// CLI cannot disagree about which rows are due. With no RetentionPeriod (the pass keeps
+// everything) it is the zero time, which no row predates, so a caller that forgot to
+// check Enabled deletes and counts nothing rather than everything.
+func (o Options) Cutoff(now time.Time) time.Time {
+	if o.RetentionPeriod == nil {
+		return time.Time{}
+	}
+	return now.Add(-*o.RetentionPeriod)
+}
+
 // EffectiveInterval is the smaller of SweepInterval and RetentionPeriod, so a row
 // outlives its retention by at most one interval. With no retention it is SweepInterval.
 func (o Options) EffectiveInterval() time.Duration {

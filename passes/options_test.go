@@ -154,3 +154,19 @@ func TestBatchReporter(t *testing.T) {
 		t.Fatalf("reported %v, more %d", r.keys, r.more)
 	}
 }
+
+// Cutoff is now minus the retention period, and with no retention period the zero
+// time, which no row predates: a caller that skipped Enabled must not get now (which
+// every row predates) and delete everything.
+func TestOptionsCutoff(t *testing.T) {
+	now := time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
+	o := passes.DefaultOptions()
+	o.RetentionPeriod = passes.Retain(48 * time.Hour)
+	if got, want := o.Cutoff(now), time.Date(2026, 3, 8, 12, 0, 0, 0, time.UTC); !got.Equal(want) {
+		t.Errorf("Cutoff with 48h = %v, want %v", got, want)
+	}
+	o.RetentionPeriod = nil
+	if got := o.Cutoff(now); !got.IsZero() {
+		t.Errorf("Cutoff with no retention = %v, want the zero time", got)
+	}
+}

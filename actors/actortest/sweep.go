@@ -102,5 +102,5 @@ func SweepCutoff(opts passes.Options) time.Time {
 	if opts.RetentionPeriod == nil {
 		return Epoch
 	}
-	return Epoch.Add(-*opts.RetentionPeriod)
+	return opts.Cutoff(Epoch)
 }

@@ -143,7 +143,7 @@ func startDrain(ctx context.Context, db *bun.DB, v variant) (*drainer, error) {
 	quiet.SetOutput(io.Discard)
 	d := &drainer{pool: &gatePool{}}
 	d.rt = actors.New(actors.Config{Logger: quiet, Observers: []actors.Observer{d},
-		SlotPools: func(string, int) actors.SlotPool { return d.pool }})
+		SlotPools: func(string, int) actors.AdmissionPool { return d.pool }})
 	if err := d.rt.Register(tbl.Registration(opts)); err != nil {
 		return nil, err
 	}

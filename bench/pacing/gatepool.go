@@ -8,7 +8,7 @@ import (
 	"github.com/retentionkit/retention/actors"
 )
 
-// gatePool is an actors.SlotPool with one slot that the benchmark opens and closes: a
+// gatePool is an actors.AdmissionPool with one slot that the benchmark opens and closes: a
 // closed pool grants nothing, so the pass waits between two batches (holding nothing,
 // outside any transaction) and the window is "not draining" while the pass actor, its
 // controller and its cursor carry on as they are. It asks for the slot back with every

@@ -206,7 +206,7 @@ func (n *node) clusterRuntime(cfg actors.Config) actors.Config {
 	cs := n.cluster
 	cfg.System, cfg.Placed = cs.member.System(), true
 	cfg.MaxConcurrentDeletes = cs.capacity
-	cfg.SlotPools = func(string, int) actors.SlotPool { return actors.NewAdvisorySlotPool(cs.slots, cs.capacity) }
+	cfg.SlotPools = func(string, int) actors.AdmissionPool { return actors.NewAdvisorySlotPool(cs.slots, cs.capacity) }
 	if n.ledger != nil && n.cfg.Cluster.DrainHelpers > 0 {
 		cfg.Observers = append(cfg.Observers, &cluster.DrainObserver{Member: cs.member, Requests: n.ledger, Helpers: n.cfg.Cluster.DrainHelpers})
 	}
@@ -214,16 +214,12 @@ func (n *node) clusterRuntime(cfg actors.Config) actors.Config {
 }
 
 func (n *node) lockReader() cluster.LockReader {
-	return func(ctx context.Context, ids []string) (map[string]admin.LockHolder, error) {
+	return func(ctx context.Context, ids []string) (map[string]passes.LockHolderInfo, error) {
 		held, err := passes.LockHolders(ctx, n.db, ids)
 		if err != nil {
 			return nil, fmt.Errorf("%s", passes.RedactTextFor(n.cfg.Database.Driver, err.Error(), n.cfg.Database.DSN))
 		}
-		out := make(map[string]admin.LockHolder, len(held))
-		for id, h := range held {
-			out[id] = admin.LockHolder{Member: h.Member, PID: h.PID, ApplicationName: h.ApplicationName, ClientAddr: h.ClientAddr, Since: h.BackendStart}
-		}
-		return out, nil
+		return held, nil
 	}
 }
 

@@ -17,7 +17,7 @@ func (n *node) dashboard(acfg admin.Config, backlog *metrics.BacklogCollector) (
 	if n.ledger != nil && n.cfg.CleanupEnabled() {
 		plan = n.plan
 	}
-	return ui.New(ui.Config{
+	return ui.New(ui.Config{ReadyAfterFailures: n.cfg.ReadyAfterFailures(),
 		Runtime: acfg.Runtime, Ledger: acfg.Ledger, Token: acfg.Token, Backlog: backlog, Cluster: acfg.Cluster,
 		Cleanup: plan, CleanupDefaulted: n.cfg.MetadataCleanup.RetentionPeriod == nil,
 		Redact: func(s string) string { return passes.RedactTextFor(n.cfg.Database.Driver, s, n.cfg.Database.DSN) },

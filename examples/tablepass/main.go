@@ -75,7 +75,7 @@ func dryRun(ctx context.Context, out io.Writer, tbl *passes.Table, now time.Time
 	for _, w := range check.Warnings() {
 		fmt.Fprintln(out, "warning:", w)
 	}
-	res, err := tbl.DryRun(ctx, now.Add(-*Options().RetentionPeriod))
+	res, err := tbl.DryRun(ctx, Options().Cutoff(now))
 	if err != nil {
 		return err
 	}

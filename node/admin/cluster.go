@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"time"
+
+	"github.com/retentionkit/retention/passes"
 )
 
 // ClusterSource tells the admin routes what cluster mode knows: the members, who owns
@@ -39,19 +41,10 @@ type ClusterMember struct {
 
 // ClusterPass is one pass identity (a pass, or a drain helper "name#k").
 type ClusterPass struct {
-	Name       string        `json:"name"`
-	Owner      string        `json:"owner"` // member id; empty while unplaced
-	LockHolder *LockHolder   `json:"lock_holder,omitempty"`
-	Helpers    []ClusterPass `json:"helpers,omitempty"`
-}
-
-// LockHolder is the PostgreSQL session holding a pass's advisory lock.
-type LockHolder struct {
-	Member          string    `json:"member,omitempty"` // from application_name, when ours
-	PID             int       `json:"pid"`
-	ApplicationName string    `json:"application_name"`
-	ClientAddr      string    `json:"client_addr,omitempty"`
-	Since           time.Time `json:"since,omitzero"`
+	Name       string                 `json:"name"`
+	Owner      string                 `json:"owner"` // member id; empty while unplaced
+	LockHolder *passes.LockHolderInfo `json:"lock_holder,omitempty"`
+	Helpers    []ClusterPass          `json:"helpers,omitempty"`
 }
 
 // ClusterSlots is one database's cluster-wide limit on concurrent deletes.

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+
+	"github.com/retentionkit/retention/passes"
 )
 
 type fixedCluster struct {
@@ -19,7 +21,7 @@ func (c fixedCluster) ClusterView(context.Context) (ClusterView, error) { return
 func TestClusterRoute(t *testing.T) {
 	t.Parallel()
 	view := ClusterView{Enabled: true, Name: "c1", Member: &ClusterMember{ID: "m1", Address: "127.0.0.1:1"},
-		Passes: []ClusterPass{{Name: "audit", Owner: "m1", LockHolder: &LockHolder{Member: "m1", PID: 42}}}}
+		Passes: []ClusterPass{{Name: "audit", Owner: "m1", LockHolder: &passes.LockHolderInfo{Member: "m1", PID: 42}}}}
 	cases := []struct {
 		name     string
 		source   ClusterSource

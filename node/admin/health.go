@@ -47,13 +47,15 @@ type readiness struct {
 // pass and why while a pass failed its last ReadyAfterFailures sweeps, was stopped by
 // supervision, or is in configuration drift, and 200 "ready" otherwise.
 func (h *Handler) readyz(w http.ResponseWriter, _ *http.Request) {
-	body, code := readiness{Status: "ready"}, http.StatusOK
 	if !h.ready.Load() {
-		body.Status, code = "starting", http.StatusServiceUnavailable
-	} else if problems := health.Problems(h.cfg.Runtime.Status(), h.cfg.ReadyAfterFailures); len(problems) > 0 {
-		body, code = readiness{Status: "degraded", Passes: problems}, http.StatusServiceUnavailable
+		writeJSON(w, http.StatusServiceUnavailable, readiness{Status: string(health.Starting)})
+		return
 	}
-	writeJSON(w, code, body)
+	v, code := health.Judge(h.cfg.Runtime.Status(), h.cfg.ReadyAfterFailures), http.StatusOK
+	if v.State != health.Ready {
+		code = http.StatusServiceUnavailable
+	}
+	writeJSON(w, code, readiness{Status: string(v.State), Passes: v.Problems})
 }
 
 func writeJSON(w http.ResponseWriter, code int, body any) {

@@ -7,7 +7,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/asynkron/protoactor-go/cluster"
 
-	"github.com/retentionkit/retention/core"
+	"github.com/retentionkit/retention/actors"
 )
 
 // grain is a pass identity's activation on this member. It holds no state and runs no
@@ -67,6 +67,5 @@ func (m *Member) deactivate(name string) {
 // stopping reports an error that only says the runtime is stopping or stopped, which a
 // placement call meets during shutdown and need not log.
 func stopping(err error) bool {
-	var rule *core.BusinessRuleError
-	return errors.As(err, &rule) && rule.Message == "retention: runtime is not running"
+	return errors.Is(err, actors.ErrNotRunning)
 }

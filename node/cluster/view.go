@@ -7,12 +7,13 @@ import (
 	"time"
 
 	"github.com/retentionkit/retention/node/admin"
+	"github.com/retentionkit/retention/passes"
 )
 
 // LockReader reads who holds each identity's advisory lock from PostgreSQL (pg_locks
 // joined with pg_stat_activity); identities nobody holds are absent from the map. The
 // node backs it with the passes package's reader; nil shows no holder.
-type LockReader func(ctx context.Context, identities []string) (map[string]admin.LockHolder, error)
+type LockReader func(ctx context.Context, identities []string) (map[string]passes.LockHolderInfo, error)
 
 // SlotReader reads the cluster-wide delete slots per database. nil reports this
 // member's admission pools as the runtime sees them.
@@ -42,7 +43,7 @@ func (m *Member) ClusterView(ctx context.Context) (admin.ClusterView, error) {
 		return v, nil
 	}
 	names := rt.PassNames()
-	holders := map[string]admin.LockHolder{}
+	holders := map[string]passes.LockHolderInfo{}
 	m.mu.Lock()
 	locks := m.locks
 	m.mu.Unlock()

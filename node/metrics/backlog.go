@@ -165,7 +165,7 @@ func (c *BacklogCollector) measure() []Backlog {
 		if !t.Options.Enabled() {
 			continue
 		}
-		name, cutoff := t.Table.Name(), now.Add(-*t.Options.RetentionPeriod)
+		name, cutoff := t.Table.Name(), t.Options.Cutoff(now)
 		b := Backlog{Pass: name}
 		var errs []error
 		if bl, err := t.Table.Backlog(ctx, cutoff); err == nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/retentionkit/retention/node/admin"
 	"github.com/retentionkit/retention/node/ui"
+	"github.com/retentionkit/retention/passes"
 )
 
 // topology is this test's admin.ClusterSource: a view the test sets, or an error, as
@@ -47,7 +48,7 @@ func TestClusterPageInBrowser(t *testing.T) {
 		Enabled: true, Name: "retention", Member: &admin.ClusterMember{ID: "node-a", Address: "10.0.0.1:7001"},
 		Members: []admin.ClusterMember{{ID: "node-a", Address: "10.0.0.1:7001"}, {ID: "node-b", Address: "10.0.0.2:7001"}},
 		Passes: []admin.ClusterPass{
-			{Name: "audit-log", Owner: "node-b", LockHolder: &admin.LockHolder{Member: "node-b", PID: 4242, ApplicationName: "retention:node-b", ClientAddr: "10.0.0.2", Since: since},
+			{Name: "audit-log", Owner: "node-b", LockHolder: &passes.LockHolderInfo{Member: "node-b", PID: 4242, ApplicationName: "retention:node-b", ClientAddr: "10.0.0.2", BackendStart: since},
 				Helpers: []admin.ClusterPass{{Name: "audit-log#1", Owner: "node-a"}}},
 			{Name: "orders", Owner: "node-a"},
 		},

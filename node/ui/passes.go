@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/retentionkit/retention/actors"
+	"github.com/retentionkit/retention/node/health"
 	"github.com/retentionkit/retention/node/metrics"
 	"github.com/retentionkit/retention/passes/ledger"
 )
@@ -41,7 +42,8 @@ func (h *Handler) passesPage(r *request) (string, any) {
 // say about every pass (or only the one named).
 func (h *Handler) passRows(r *request, only string) passesView {
 	st := h.cfg.Runtime.Status()
-	v := passesView{Slots: st.Slots, Degraded: st.Degraded, Drift: st.Drift}
+	verdict := health.Judge(st, h.cfg.ReadyAfterFailures)
+	v := passesView{Slots: st.Slots, Degraded: verdict.State == health.Degraded, Drift: st.Drift}
 	var pr problems
 	backlog := map[string]*metrics.Backlog{}
 	if h.cfg.Backlog != nil {

@@ -45,6 +45,9 @@ type Config struct {
 	// ReadNeedsToken makes reading need the token from loopback too: set it behind a
 	// reverse proxy on the same host, where every request comes from loopback.
 	ReadNeedsToken bool
+	// ReadyAfterFailures is the failed sweeps in a row that make a pass degraded, the
+	// same threshold /readyz is given, so the page's "degraded" is the probe's verdict.
+	ReadyAfterFailures int
 	// Backlog is the backlog measurement; nil shows no backlog.
 	Backlog BacklogSource
 	// Cluster is cluster mode's view (admin.Config.Cluster); nil shows "cluster mode is off".
