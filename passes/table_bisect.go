@@ -2,12 +2,11 @@ package passes
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/driver/pgdriver"
+
+	"github.com/retentionkit/retention/core"
 )
 
 // bisectNext handles a batch that failed on a constraint: it reads the same candidates
@@ -94,13 +93,7 @@ func (t *Table) reportedKey(key []any) any {
 // connection, a missing table, a timeout) would fail every half alike and goes to
 // supervision instead.
 func IsRowSpecific(err error) bool {
-	var pgErr pgdriver.Error
-	if errors.As(err, &pgErr) {
-		code := pgErr.Field('C')
-		return strings.HasPrefix(code, "23") || code == "P0001" || code == "40001" || code == "40P01"
-	}
-	msg := err.Error()
-	return strings.Contains(msg, "constraint failed") || strings.Contains(msg, "SQLITE_CONSTRAINT")
+	return hasClass(err, core.ErrRowSpecific) || hasClass(err, core.ErrRetryUnit)
 }
 
 // deleteKeys deletes exactly keys (those still eligible) in one transaction and returns

@@ -12,7 +12,8 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/driver/pgdriver"
+
+	"github.com/retentionkit/retention/core"
 )
 
 // Quarantine remembers, across sweeps, the rows of a table pass whose delete fails on
@@ -56,15 +57,14 @@ type RowError struct {
 }
 
 // NewRowError wraps err, the failure to delete the row with key, with the constraint
-// and the referencing table PostgreSQL names in its error fields.
+// and the referencing table the database names in its error (PostgreSQL does, SQLite
+// does not): the driver that owns err reads them.
 func NewRowError(key []any, err error) *RowError {
 	e := &RowError{Key: key, Err: err}
-	var pgErr pgdriver.Error
-	if errors.As(err, &pgErr) {
-		e.Constraint = pgErr.Field('n')
-		e.Table = pgErr.Field('t')
-		if s := pgErr.Field('s'); s != "" && s != "public" && e.Table != "" {
-			e.Table = s + "." + e.Table
+	for _, d := range Drivers() {
+		if c, tbl := d.Culprit(err); c != "" || tbl != "" {
+			e.Constraint, e.Table = c, tbl
+			break
 		}
 	}
 	return e
@@ -114,14 +114,7 @@ const keyTimeLayout = "2006-01-02 15:04:05.999999-07:00"
 // quarantinable reports whether err, the failure of one row's delete, is the row's own
 // (an integrity constraint, a trigger that raised) rather than a deadlock or
 // serialization failure that the next try may not meet.
-func quarantinable(err error) bool {
-	var pgErr pgdriver.Error
-	if errors.As(err, &pgErr) {
-		code := pgErr.Field('C')
-		return strings.HasPrefix(code, "23") || code == "P0001"
-	}
-	return IsRowSpecific(err)
-}
+func quarantinable(err error) bool { return hasClass(err, core.ErrRowSpecific) }
 
 // decodeKey reads KeyText back into the values a statement compares the key columns
 // with, false when text is not a key of width columns.

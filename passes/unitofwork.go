@@ -3,13 +3,11 @@ package passes
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/driver/pgdriver"
 
+	"github.com/retentionkit/retention/core"
 	"github.com/retentionkit/retention/core/persistence"
 )
 
@@ -59,17 +57,9 @@ func (u TxUnitOfWork) Execute(ctx context.Context, work func(ctx context.Context
 }
 
 // IsRetryable reports whether err aborted a transaction that may succeed when run again:
-// a PostgreSQL serialization failure (40001) or deadlock (40P01), or a locked SQLite
-// database.
-func IsRetryable(err error) bool {
-	var pgErr pgdriver.Error
-	if errors.As(err, &pgErr) {
-		code := pgErr.Field('C')
-		return code == "40001" || code == "40P01"
-	}
-	msg := err.Error()
-	return strings.Contains(msg, "database is locked") || strings.Contains(msg, "SQLITE_BUSY")
-}
+// its driver classifies it core.ErrRetryUnit (a PostgreSQL serialization failure or
+// deadlock, a locked SQLite database).
+func IsRetryable(err error) bool { return hasClass(err, core.ErrRetryUnit) }
 
 // StagedTx is a unit of work for code that stages writes and commits once: the
 // transaction begins on first use and Commit makes everything durable. Rollback (safe

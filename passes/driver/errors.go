@@ -18,6 +18,10 @@ type Errors interface {
 	// own database's is still classified: a connection-level failure is transient,
 	// anything else fatal.
 	Classify(err error) error
+	// Culprit returns the constraint and the table (schema-qualified outside the
+	// default schema) that the database names in err, a row's failed delete, so the
+	// quarantine can say who holds the row; "" for what it does not name.
+	Culprit(err error) (constraint, table string)
 }
 
 // IsConnectionFailure reports whether err is a failure to reach or keep talking to a

@@ -51,6 +51,20 @@ func classOf(code string) error {
 	return core.ErrFatal
 }
 
+// Culprit reads the constraint and table fields of PostgreSQL's error report; a table
+// outside public is named with its schema.
+func (Driver) Culprit(err error) (constraint, table string) {
+	var pe pgdriver.Error
+	if !errors.As(err, &pe) {
+		return "", ""
+	}
+	constraint, table = pe.Field('n'), pe.Field('t')
+	if s := pe.Field('s'); s != "" && s != "public" && table != "" {
+		table = s + "." + table
+	}
+	return constraint, table
+}
+
 // classified reports whether err already carries a class, so classifying twice keeps the
 // first driver's verdict.
 func classified(err error) bool {
