@@ -22,14 +22,6 @@ func RedactTextFor(driverName, text, dsn string) string {
 	if d, err := DriverNamed(driverName); err == nil {
 		return d.RedactText(text, dsn)
 	}
-	return RedactText(text, dsn)
-}
-
-// RedactText removes from text every secret any driver finds in dsn.
-//
-// Deprecated: it does not know dsn's driver; use RedactTextFor, or the driver's own
-// RedactText. It stays while passes/passtest still calls it.
-func RedactText(text, dsn string) string {
 	for _, d := range Drivers() {
 		text = d.RedactText(text, dsn)
 	}

@@ -53,7 +53,7 @@ func Postgres(t testing.TB) *DB {
 	db := bun.NewDB(sql.OpenDB(conn), pgdialect.New())
 	t.Cleanup(func() { _ = db.Close() })
 	if err := db.PingContext(ctx); err != nil {
-		t.Fatalf("connect to schema %s: %s", schema, passes.RedactText(err.Error(), dbtest.PostgresURL()))
+		t.Fatalf("connect to schema %s: %s", schema, passes.RedactTextFor(passes.DriverPostgres, err.Error(), dbtest.PostgresURL()))
 	}
 	return &DB{DB: db, Driver: passes.DriverPostgres}
 }
