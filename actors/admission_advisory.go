@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/retentionkit/retention/gates"
 )
 
 // SlotSource is where an advisory slot pool's slots live: a store shared by every member
@@ -83,7 +85,7 @@ type advisorySlotPool struct {
 
 func (p *advisorySlotPool) Props() *actor.Props {
 	return actor.PropsFromProducer(func() actor.Actor {
-		return &advisoryPoolActor{pool: p, open: map[string]map[uint64]*slotRequest{}}
+		return &advisoryPoolActor{pool: p, open: map[string]map[uint64]*slotRequest{}, line: newSourceLine()}
 	})
 }
 
@@ -98,7 +100,14 @@ type slotRequest struct {
 	slot   io.Closer          // held: the slot
 	cancel context.CancelFunc // the head: stops its wait
 	asked  bool               // asked to yield since its grant
+	entry  gates.Entry        // its place in the pool's line
 }
+
+// QueueEntry gives the line (a gates.Queue) the entry it keeps in the request.
+func (r *slotRequest) QueueEntry() *gates.Entry { return &r.entry }
+
+// atSource is the line's one key: the line has a single place, waiting at the source.
+type atSource struct{}
 
 // Messages the pool's goroutines send its actor.
 type (
@@ -117,12 +126,20 @@ type (
 
 // advisoryPoolActor is an advisory pool's actor.
 type advisoryPoolActor struct {
-	pool    *advisorySlotPool
-	open    map[string]map[uint64]*slotRequest // requester PID id -> its open requests
-	line    []*slotRequest                     // waiting, not yet at the source, in arrival order
-	head    *slotRequest                       // waiting at the source
-	holders []*slotRequest                     // in grant order
-	pollGen uint64                             // the waiter poll in flight; 0 when none
+	pool *advisorySlotPool
+	open map[string]map[uint64]*slotRequest // requester PID id -> its open requests
+	// line orders this member's requests for the source: its one place is the head,
+	// the request waiting at the source; the others wait behind it in arrival order.
+	// It is the gates queue, so the admission rules stay written once.
+	line    *gates.Queue[atSource, *slotRequest]
+	holders []*slotRequest // in grant order
+	pollGen uint64         // the waiter poll in flight; 0 when none
+}
+
+// newSourceLine is an empty line with one place at the source: one waiter per member
+// keeps a member with many passes from holding a connection per waiting pass.
+func newSourceLine() *gates.Queue[atSource, *slotRequest] {
+	return gates.NewQueue[atSource, *slotRequest](1)
 }
 
 func (a *advisoryPoolActor) Receive(ctx actor.Context) {
@@ -138,7 +155,7 @@ func (a *advisoryPoolActor) Receive(ctx actor.Context) {
 	case *slotAcquired:
 		a.acquired(ctx, m)
 	case *retryHead:
-		if a.head == m.r {
+		if a.line.Holds(m.r) {
 			a.startHead(ctx, m.r)
 		}
 	case *pollWaiters:
@@ -163,20 +180,17 @@ func (a *advisoryPoolActor) enter(ctx actor.Context, from *actor.PID, req uint64
 	}
 	r := &slotRequest{from: from, req: req}
 	reqs[req] = r
-	a.line = append(a.line, r)
-	a.next(ctx)
+	if a.line.Enqueue(atSource{}, r) {
+		a.startHead(ctx, r)
+	}
 	a.askToYield(ctx, len(a.holders)) // r waits, here
 }
 
-// next sends the first request of the line to the source when nobody waits there.
-func (a *advisoryPoolActor) next(ctx actor.Context) {
-	if a.head != nil || len(a.line) == 0 {
-		return
+// passHead lets r, the head, out of the line and sends the next request to the source.
+func (a *advisoryPoolActor) passHead(ctx actor.Context, r *slotRequest) {
+	if next, ok := a.line.Release(r); ok {
+		a.startHead(ctx, next)
 	}
-	r := a.line[0]
-	a.line = slices.Delete(a.line, 0, 1)
-	a.head = r
-	a.startHead(ctx, r)
 }
 
 // startHead waits for a slot for r on a goroutine, which reports back.
@@ -198,7 +212,7 @@ func (a *advisoryPoolActor) startHead(ctx actor.Context, r *slotRequest) {
 
 func (a *advisoryPoolActor) acquired(ctx actor.Context, m *slotAcquired) {
 	r := m.r
-	if a.head != r {
+	if !a.line.Holds(r) {
 		giveBack(m.slot) // its request was released while it waited
 		return
 	}
@@ -209,11 +223,11 @@ func (a *advisoryPoolActor) acquired(ctx actor.Context, m *slotAcquired) {
 		time.AfterFunc(a.pool.opts.AcquireRetry, func() { root.Send(self, &retryHead{r: r}) })
 		return
 	}
-	a.head, r.cancel, r.slot = nil, nil, m.slot
+	r.cancel, r.slot = nil, m.slot
 	a.holders = append(a.holders, r)
 	a.pool.inUse.Store(int64(len(a.holders))) // before the grant, so Status never lags it
 	ctx.Send(r.from, &SlotGranted{Req: r.req})
-	a.next(ctx)
+	a.passHead(ctx, r)
 	if a.waitingHere() {
 		a.askToYield(ctx, len(a.holders))
 	}
@@ -231,20 +245,21 @@ func (a *advisoryPoolActor) leave(ctx actor.Context, from *actor.PID, req uint64
 		ctx.Unwatch(from)
 	}
 	switch {
-	case a.head == r:
+	case a.line.Holds(r):
 		r.cancel()
-		a.head = nil
-		a.next(ctx)
+		a.passHead(ctx, r)
 	case r.slot != nil:
 		a.holders = slices.DeleteFunc(a.holders, func(h *slotRequest) bool { return h == r })
 		giveBack(r.slot)
 	default:
-		a.line = slices.DeleteFunc(a.line, func(w *slotRequest) bool { return w == r })
+		a.line.Cancel(r)
 	}
 }
 
 // waitingHere reports whether a request of this member waits for a slot.
-func (a *advisoryPoolActor) waitingHere() bool { return a.head != nil || len(a.line) > 0 }
+func (a *advisoryPoolActor) waitingHere() bool {
+	return a.line.Held(atSource{}) > 0 || a.line.Waiting(atSource{}) > 0
+}
 
 // askToYield asks up to n holders not yet asked since their grant, oldest first, to give
 // their slot back at their next batch boundary, because someone waits: a request of
@@ -303,14 +318,17 @@ func (a *advisoryPoolActor) polled(ctx actor.Context, m *waitersPolled) {
 }
 
 func (a *advisoryPoolActor) stopAll() {
-	if a.head != nil {
-		a.head.cancel()
-		a.head = nil
+	for _, reqs := range a.open {
+		for _, r := range reqs {
+			if a.line.Holds(r) && r.cancel != nil {
+				r.cancel() // the head: stop its wait at the source
+			}
+		}
 	}
 	for _, h := range a.holders {
 		_ = h.slot.Close() // at stop, the mailbox may wait: the slots are back when Stop returns
 	}
-	a.holders, a.line = nil, nil
+	a.holders, a.line = nil, newSourceLine()
 }
 
 // giveBack releases a slot off the mailbox: it is a round trip to the source.

@@ -5,8 +5,9 @@
 //
 // Both are thin wrappers over Queue, the admission rules written once without blocking
 // or locking. The retention runtime's admission actors own a Queue each, to keep two
-// deletes off one table and to bound the deletes running against one database at once;
-// nothing else writes those rules.
+// deletes off one table and to bound the deletes running against one database at once,
+// and the cluster's advisory slot pool orders its member's requests for the shared
+// slots with one; nothing else writes those rules.
 //
 // # Order and cancellation
 //
