@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 	"time"
 
 	"github.com/retentionkit/retention/core"
@@ -159,6 +160,16 @@ func (c *Config) ReadyAfterFailures() int {
 // (default true), rather than leaving that to the migrate command.
 func (c *Config) LedgerMigrate() bool { return boolOr(c.Ledger.Migrate, true) }
 
+// driverNames lists the drivers retention knows, quoted, for a message: a new driver
+// package shows up here without an edit.
+func driverNames() string {
+	var names []string
+	for _, d := range passes.Drivers() {
+		names = append(names, fmt.Sprintf("%q", d.Name()))
+	}
+	return strings.Join(names, " or ")
+}
+
 // Validate returns every problem at once, each naming the section or pass, the field
 // and its line in the file. It does not touch the database.
 func (c *Config) Validate() error {
@@ -166,15 +177,12 @@ func (c *Config) Validate() error {
 	add := func(path, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("%s%s: %s", c.lineOf(path), path, fmt.Sprintf(format, args...)))
 	}
-	switch c.Database.Driver {
-	case passes.DriverPostgres, passes.DriverSQLite:
-		if c.Database.DSN != "" {
-			if err := passes.CheckDSN(c.Database.Driver, c.Database.DSN); err != nil {
-				errs = append(errs, c.dsnError(err))
-			}
+	if _, err := passes.DriverNamed(c.Database.Driver); err != nil {
+		add("database.driver", "want %s, got %q", driverNames(), c.Database.Driver)
+	} else if c.Database.DSN != "" {
+		if err := passes.CheckDSN(c.Database.Driver, c.Database.DSN); err != nil {
+			errs = append(errs, c.dsnError(err))
 		}
-	default:
-		add("database.driver", "want %q or %q, got %q", passes.DriverPostgres, passes.DriverSQLite, c.Database.Driver)
 	}
 	if c.Database.DSN == "" {
 		add("database.dsn", "is empty (or set RETENTION_DATABASE_URL)")
