@@ -1,5 +1,5 @@
 // Command embedded is a service that already runs its own protoactor ActorSystem and
-// its own HTTP server, and embeds retention in both: a hand-written Go pass (expired
+// its own HTTP server, and embeds a retention node (node.Open) in both: a hand-written Go pass (expired
 // cache entries in memory) and a declarative table pass (an outbox table in SQLite) share
 // the service's actor system, the service's own actor hears every event, the run ledger
 // records every sweep, and the service's server mounts the node's admin handler
