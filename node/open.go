@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/prometheus/client_golang/prometheus"
@@ -107,25 +106,11 @@ func (n *Node) build(ctx context.Context, opts Options) error {
 	return n.adminHandler(backlog)
 }
 
-// tablePasses builds the configuration's table passes; rows whose delete fails on
-// their own wait in the ledger's quarantine when there is a ledger.
+// tablePasses builds the configuration's table passes (see TablePasses).
 func (n *Node) tablePasses() error {
-	built, err := n.cfg.TablePasses()
-	if err != nil {
-		return err
-	}
-	for _, p := range built {
-		tbl, err := passes.NewTable(n.db, p.Name, p.Spec)
-		if err != nil {
-			return err
-		}
-		if n.ledger != nil {
-			q := n.ledger.Quarantine(map[string]time.Duration{p.Name: p.Options.EffectiveInterval()})
-			tbl = tbl.WithQuarantine(q.WithWarnings(func(w string) { n.log.Warn(w) }))
-		}
-		n.passes = append(n.passes, TablePass(tbl, p.Options))
-	}
-	return nil
+	built, err := TablePasses(n.cfg, n.db, n.ledger, func(w string) { n.log.Warn(w) })
+	n.passes = append(n.passes, built...)
+	return err
 }
 
 // runtime registers every pass and, with a ledger, its run recovery and cleanups.

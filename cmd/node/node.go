@@ -94,21 +94,9 @@ func openNodeWith(ctx context.Context, path string, log *logrus.Logger, flags op
 	if cfg.LedgerEnabled() && !flags.noLedger {
 		n.ledger, _ = ledger.New(db, cfg.LedgerPrefix())
 	}
-	built, err := cfg.TablePasses()
-	if err != nil { // validated above
+	if n.passes, err = rnode.TablePasses(cfg, db, n.ledger, func(w string) { log.Warn(w) }); err != nil {
 		db.Close()
 		return nil, badConfig(err)
-	}
-	for _, p := range built {
-		tbl, err := passes.NewTable(db, p.Name, p.Spec)
-		if err != nil {
-			db.Close()
-			return nil, badConfig(err)
-		}
-		if n.ledger != nil { // rows whose delete fails on their own wait in the ledger's quarantine
-			tbl = tbl.WithQuarantine(n.ledger.Quarantine(map[string]time.Duration{p.Name: p.Options.EffectiveInterval()}).WithWarnings(func(w string) { log.Warn(w) }))
-		}
-		n.passes = append(n.passes, rnode.TablePass(tbl, p.Options))
 	}
 	n.plan, _ = cfg.CleanupPlan()
 	return n, nil
