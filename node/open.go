@@ -88,7 +88,7 @@ func (n *Node) build(ctx context.Context, opts Options) error {
 	}
 	n.passes = append(n.passes, opts.Passes...)
 	m := metrics.NewObserver()
-	backlog := n.backlogCollector()
+	backlog := BacklogCollector(n.passes, n.ledger)
 	sampling, stop := context.WithCancel(context.WithoutCancel(ctx))
 	n.stopSampling = stop
 	observers := []actors.Observer{m}
@@ -139,23 +139,9 @@ func (n *Node) runtime(system *actor.ActorSystem, observers []actors.Observer) e
 	return n.rt.Register(cleanup.Registration(), ledger.NewDeadLetterCleanup(n.ledger, 0, 0).Registration())
 }
 
-// backlogCollector measures every table pass's backlog; a Go pass has no table.
-func (n *Node) backlogCollector() *metrics.BacklogCollector {
-	var tables []metrics.Table
-	for _, p := range n.passes {
-		if p.IsTable() {
-			tables = append(tables, metrics.Table{Table: p.Table, Options: p.Options()})
-		}
-	}
-	backlog := metrics.NewBacklogCollector(tables)
-	if n.ledger != nil {
-		backlog.Recorder = n.ledger
-	}
-	return backlog
-}
-
 // registry is the node's own Prometheus registry, so a host's default registry is
-// left alone: the passes' metrics, their backlog and the process collectors.
+// left alone: the passes' metrics, their tables' backlog and vacuum state, and the
+// process collectors, as `retention run` serves them.
 func (n *Node) registry(m *metrics.Observer, backlog *metrics.BacklogCollector) error {
 	n.reg = prometheus.NewRegistry()
 	if err := m.Register(n.reg, n.rt, metrics.Options{ReadyAfterFailures: n.cfg.ReadyAfterFailures()}); err != nil {
@@ -164,7 +150,10 @@ func (n *Node) registry(m *metrics.Observer, backlog *metrics.BacklogCollector) 
 	if err := metrics.RegisterProcess(n.reg); err != nil {
 		return err
 	}
-	return n.reg.Register(backlog)
+	if err := n.reg.Register(backlog); err != nil {
+		return err
+	}
+	return n.reg.Register(metrics.NewVacuumCollector(MetricTables(n.passes)))
 }
 
 // adminHandler is the admin API with the dashboard under /ui/ and the registry on

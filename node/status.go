@@ -31,7 +31,7 @@ func (n *Node) Status(ctx context.Context) []PassStatus {
 	for _, p := range n.passes {
 		st := PassStatus{Name: p.Name()}
 		if opts := p.Options(); opts.Enabled() && p.IsTable() {
-			if b, err := n.backlog(ctx, p.Table, time.Now().Add(-*opts.RetentionPeriod)); err == nil {
+			if b, err := MeasureBacklog(ctx, n.ledger, p.Table, time.Now().Add(-*opts.RetentionPeriod)); err == nil {
 				st.Backlog = &b
 			}
 		}
@@ -48,19 +48,4 @@ func (n *Node) Status(ctx context.Context) []PassStatus {
 		out = append(out, st)
 	}
 	return out
-}
-
-// backlog measures t at cutoff; a ledger not migrated yet has no quarantine table, so
-// the table is measured without one rather than failing.
-func (n *Node) backlog(ctx context.Context, t *passes.Table, cutoff time.Time) (passes.Backlog, error) {
-	if n.ledger != nil {
-		ok, err := n.ledger.HasTable(ctx, "quarantine")
-		if err != nil {
-			return passes.Backlog{}, err
-		}
-		if !ok {
-			t = t.WithQuarantine(nil)
-		}
-	}
-	return t.Backlog(ctx, cutoff)
 }
