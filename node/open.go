@@ -122,21 +122,14 @@ func (n *Node) runtime(system *actor.ActorSystem, observers []actors.Observer) e
 			return err
 		}
 	}
-	if n.ledger == nil {
-		return nil
+	var plan *ledger.Plan
+	if n.cfg.CleanupEnabled() {
+		var err error
+		if plan, err = n.cfg.CleanupPlan(); err != nil {
+			return err
+		}
 	}
-	if err := n.rt.Register(ledger.NewRunRecovery(n.ledger, 0, 0).Registration()); err != nil {
-		return err
-	}
-	if !n.cfg.CleanupEnabled() {
-		return nil
-	}
-	plan, err := n.cfg.CleanupPlan()
-	if err != nil {
-		return err
-	}
-	cleanup := ledger.NewCleanup(n.ledger, plan).WithAliases(ledger.AliasesFor(n.rt.PassNames())).WithWarnings(func(w string) { n.log.Warn(w) })
-	return n.rt.Register(cleanup.Registration(), ledger.NewDeadLetterCleanup(n.ledger, 0, 0).Registration())
+	return n.rt.Register(LedgerLoops(n.ledger, plan, n.rt.PassNames(), func(w string) { n.log.Warn(w) })...)
 }
 
 // registry is the node's own Prometheus registry, so a host's default registry is

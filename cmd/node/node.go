@@ -182,12 +182,12 @@ func (n *node) runtime(only []string, internal, now bool, observers ...actors.Ob
 		}
 	}
 	var loops []passes.Registration
-	if internal && n.ledger != nil {
-		loops = append(loops, ledger.NewRunRecovery(n.ledger, 0, 0).Registration())
-	}
-	if internal && n.ledger != nil && n.cfg.CleanupEnabled() {
-		cleanup := ledger.NewCleanup(n.ledger, n.plan).WithAliases(ledger.AliasesFor(rt.PassNames())).WithWarnings(func(w string) { n.log.Warn(w) })
-		loops = append(loops, cleanup.Registration(), ledger.NewDeadLetterCleanup(n.ledger, 0, 0).Registration())
+	if internal {
+		var plan *ledger.Plan // nil: no cleanup
+		if n.cfg.CleanupEnabled() {
+			plan = n.plan // with the drain helpers' names in cluster mode (helperCleanup)
+		}
+		loops = rnode.LedgerLoops(n.ledger, plan, rt.PassNames(), func(w string) { n.log.Warn(w) })
 	}
 	for _, r := range loops { // the ledger's own loops are passes like any other: one member runs each
 		r, err := n.exclusive(r)
