@@ -4,6 +4,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/retentionkit/retention/actors"
+	rnode "github.com/retentionkit/retention/node"
 	"github.com/retentionkit/retention/node/metrics"
 )
 
@@ -32,24 +33,10 @@ func (n *node) registry(rt *actors.Runtime, m *metrics.Observer, backlog *metric
 	return reg, nil
 }
 
-// backlogCollector measures every table's backlog for /metrics and the dashboard and,
-// with the ledger on, keeps the measurements in the ledger's backlog history. It is
-// built before the runtime so its SweepSampler can hear every sweep's end.
+// backlogCollector measures every table's backlog (node.BacklogCollector). It is built
+// before the runtime so its SweepSampler can hear every sweep's end.
 func (n *node) backlogCollector() *metrics.BacklogCollector {
-	// Each table reads its quarantine from the ledger (none without one).
-	backlog := metrics.NewBacklogCollector(n.metricTables())
-	if n.ledger != nil {
-		backlog.Recorder = n.ledger
-	}
-	return backlog
+	return rnode.BacklogCollector(n.passes, n.ledger)
 }
 
-func (n *node) metricTables() []metrics.Table {
-	var tables []metrics.Table // a Go pass has no table to sample
-	for _, p := range n.passes {
-		if p.IsTable() {
-			tables = append(tables, metrics.Table{Table: p.Table, Options: p.Options()})
-		}
-	}
-	return tables
-}
+func (n *node) metricTables() []metrics.Table { return rnode.MetricTables(n.passes) }

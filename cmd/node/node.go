@@ -94,21 +94,9 @@ func openNodeWith(ctx context.Context, path string, log *logrus.Logger, flags op
 	if cfg.LedgerEnabled() && !flags.noLedger {
 		n.ledger, _ = ledger.New(db, cfg.LedgerPrefix())
 	}
-	built, err := cfg.TablePasses()
-	if err != nil { // validated above
+	if n.passes, err = rnode.TablePasses(cfg, db, n.ledger, func(w string) { log.Warn(w) }); err != nil {
 		db.Close()
 		return nil, badConfig(err)
-	}
-	for _, p := range built {
-		tbl, err := passes.NewTable(db, p.Name, p.Spec)
-		if err != nil {
-			db.Close()
-			return nil, badConfig(err)
-		}
-		if n.ledger != nil { // rows whose delete fails on their own wait in the ledger's quarantine
-			tbl = tbl.WithQuarantine(n.ledger.Quarantine(map[string]time.Duration{p.Name: p.Options.EffectiveInterval()}).WithWarnings(func(w string) { log.Warn(w) }))
-		}
-		n.passes = append(n.passes, rnode.TablePass(tbl, p.Options))
 	}
 	n.plan, _ = cfg.CleanupPlan()
 	return n, nil
@@ -196,12 +184,12 @@ func (n *node) runtime(only []string, internal, now bool, observers ...actors.Ob
 		}
 	}
 	var loops []passes.Registration
-	if internal && n.ledger != nil {
-		loops = append(loops, ledger.NewRunRecovery(n.ledger, 0, 0).Registration())
-	}
-	if internal && n.ledger != nil && n.cfg.CleanupEnabled() {
-		cleanup := ledger.NewCleanup(n.ledger, n.plan).WithAliases(ledger.AliasesFor(rt.PassNames())).WithWarnings(func(w string) { n.log.Warn(w) })
-		loops = append(loops, cleanup.Registration(), ledger.NewDeadLetterCleanup(n.ledger, 0, 0).Registration())
+	if internal {
+		var plan *ledger.Plan // nil: no cleanup
+		if n.cfg.CleanupEnabled() {
+			plan = n.plan // with the drain helpers' names in cluster mode (helperCleanup)
+		}
+		loops = rnode.LedgerLoops(n.ledger, plan, rt.PassNames(), func(w string) { n.log.Warn(w) })
 	}
 	for _, r := range loops { // the ledger's own loops are passes like any other: one member runs each
 		r, err := n.exclusive(r)

@@ -8,7 +8,7 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"github.com/retentionkit/retention/passes"
+	"github.com/retentionkit/retention/node/config"
 )
 
 // cache is the service's own in-memory state with expiring entries.
@@ -50,8 +50,8 @@ func (c *cache) len() int {
 }
 
 // seedOutbox creates the outbox table with 1,000 rows ten minutes apart, the newest sent
-// at now, and declares its table pass.
-func seedOutbox(ctx context.Context, db *bun.DB, now time.Time) (*passes.Table, error) {
+// at now; its table pass is declared in the node's configuration (outboxConfig).
+func seedOutbox(ctx context.Context, db *bun.DB, now time.Time) error {
 	for _, s := range []string{
 		`CREATE TABLE outbox (id INTEGER PRIMARY KEY, sent_at INTEGER NOT NULL)`,
 		`CREATE INDEX outbox_sent ON outbox (sent_at, id)`,
@@ -59,8 +59,27 @@ func seedOutbox(ctx context.Context, db *bun.DB, now time.Time) (*passes.Table, 
 			INSERT INTO outbox (id, sent_at) SELECT i, %d - i * 600 FROM s`, now.Unix()),
 	} {
 		if _, err := db.ExecContext(ctx, s); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return passes.NewTable(db, "outbox", passes.TableSpec{Table: "outbox", Key: "id", Timestamp: "sent_at", TimestampFormat: passes.TimestampUnixSeconds})
+	return nil
+}
+
+// outboxConfig is the node's configuration: the service's database, the outbox's table
+// pass (kept 24 hours) and the run ledger under the svc_ prefix.
+func outboxConfig(dbPath string) (*config.Config, error) {
+	return config.ParseConfig(fmt.Appendf(nil, `database:
+  driver: sqlite
+  dsn: %q
+passes:
+  - name: outbox
+    table: outbox
+    key: id
+    timestamp: sent_at
+    timestamp_format: unix
+    retention_period: 24h
+    max_startup_stagger: 0s
+ledger:
+  table_prefix: svc_
+`, dbPath))
 }

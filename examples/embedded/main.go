@@ -1,10 +1,10 @@
 // Command embedded is a service that already runs its own protoactor ActorSystem and
-// its own HTTP server, and embeds retention in both: a hand-written Go pass (expired
-// cache entries in memory) and a declarative table pass (an outbox table in SQLite) share
-// the service's actor system, the service's own actor hears every event, the run ledger
-// records every sweep, and the service's server mounts the node's admin handler
-// (/healthz, /readyz, /passes) with the dashboard under /retention/ui/ and serves the
-// retention metrics from the service's own Prometheus registry.
+// its own HTTP server, and embeds a retention node (node.Open) in both: a hand-written
+// Go pass (expired cache entries in memory) and a declarative table pass (an outbox
+// table in SQLite) share the service's actor system, the service's own actor hears
+// every event, the run ledger records every sweep, and the service's server mounts the
+// node's admin handler (/healthz, /readyz, /passes) with the dashboard under
+// /retention/ui/ and serves the node's metrics registry on its own /metrics.
 //
 //	go run ./examples/embedded              # prints the dashboard's address, serves until Ctrl-C
 //	go run ./examples/embedded -addr :8080  # on another address

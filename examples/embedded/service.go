@@ -9,19 +9,16 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/sirupsen/logrus"
 
 	"github.com/retentionkit/retention/actors"
-	"github.com/retentionkit/retention/node/admin"
-	"github.com/retentionkit/retention/node/metrics"
-	"github.com/retentionkit/retention/node/ui"
+	"github.com/retentionkit/retention/node"
 	"github.com/retentionkit/retention/passes"
-	"github.com/retentionkit/retention/passes/ledger"
 )
 
 // service is how the example runs: where it prints and logs, its database, its address,
@@ -41,8 +38,9 @@ type service struct {
 // run starts the service, prints the dashboard's address, waits for both passes' first
 // sweeps and prints what they did, then serves until ctx ends (or, with once, stops).
 func run(ctx context.Context, cfg service) error {
-	// Every goroutine run starts on ctx (the backlog sampler's among them) ends when run
-	// returns, not when the caller's context ends: with once, that may be never.
+	// Every goroutine run starts on ctx ends when run returns, not when the caller's
+	// context ends: with once, that may be never. (The node's backlog sampler ends at
+	// its Close.)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if cfg.log == nil {
@@ -59,7 +57,10 @@ func run(ctx context.Context, cfg service) error {
 	done := make(chan actors.SweepDone, 8)
 	watcher := system.Root.Spawn(actor.PropsFromFunc(func(c actor.Context) {
 		if d, ok := c.Message().(actors.SweepDone); ok {
-			done <- d
+			select { // the ledger's loops keep sweeping after report stopped listening
+			case done <- d:
+			default:
+			}
 		}
 	}))
 	defer system.Root.Stop(watcher)
@@ -70,63 +71,41 @@ func run(ctx context.Context, cfg service) error {
 		return err
 	}
 	defer db.Close()
-	outbox, err := seedOutbox(ctx, db, time.Now())
+	if err := seedOutbox(ctx, db, time.Now()); err != nil {
+		return err
+	}
+	nodeCfg, err := outboxConfig(cfg.dbPath)
 	if err != nil {
 		return err
 	}
-	// Refuse to start when the table is not what the declaration says.
-	if res := outbox.ValidateStartup(ctx); res.Failed() {
-		return errors.New(res.Message())
-	}
-	// The run ledger: its tables, then an observer that records every sweep.
-	if _, err := ledger.Migrate(ctx, db, "svc_"); err != nil {
-		return err
-	}
-	runs, err := ledger.New(db, "svc_")
-	if err != nil {
-		return err
-	}
-
 	cacheOpts := passes.DefaultOptions()
 	cacheOpts.RetentionPeriod, cacheOpts.BatchSize, cacheOpts.MaxStartupStagger = passes.Retain(2*time.Hour), 50, 0
-	outboxOpts := passes.DefaultOptions()
-	outboxOpts.RetentionPeriod, outboxOpts.MaxStartupStagger = passes.Retain(24*time.Hour), 0
-	// The outbox's backlog: measured for /metrics and the dashboard, and kept in the
-	// ledger at the end of every sweep for the dashboard's backlog chart.
-	backlog := metrics.NewBacklogCollector([]metrics.Table{{Table: outbox, Options: outboxOpts}})
-	backlog.Recorder = runs
-	m := metrics.NewObserver()
-	// Observers hear each event in this order: the metrics and the ledger have a sweep
-	// by the time the service's actor (and the backlog's sampler) is told of it.
-	rt := actors.New(actors.Config{System: system, Logger: cfg.log, Observers: []actors.Observer{
-		m, &actors.LedgerObserver{Ledger: runs}, actors.ActorObserver(system, watcher), backlog.SampleSweeps(ctx, 0, nil),
-	}})
-	if err := rt.Register(
-		passes.Registration{Name: passes.NameFor[cache](), New: passes.Reuse(passes.PassFunc(c.purge)), Options: cacheOpts},
-		outbox.Registration(outboxOpts),
-	); err != nil {
-		return err
-	}
-
-	// The service's own registry and server: retention's metrics and admin routes join
-	// whatever the service already serves.
-	reg := prometheus.NewRegistry()
-	if err := m.Register(reg, rt, metrics.Options{ReadyAfterFailures: 3}); err != nil {
-		return err
-	}
-	if err := reg.Register(backlog); err != nil {
-		return err
-	}
-	// The dashboard rides on the admin handler (under /retention/ui/ here), reading the
-	// same backlog measurement the service's /metrics serves.
-	dashboard, err := ui.New(ui.Config{Runtime: rt, Ledger: runs, Backlog: backlog})
+	cachePass := node.GoPass(passes.Registration{Name: passes.NameFor[cache](), New: passes.Reuse(passes.PassFunc(c.purge)), Options: cacheOpts})
+	// The node: the file's outbox pass and the service's Go pass, in the service's actor
+	// system; the node's metrics and ledger hear each event before the service's actor.
+	n, err := node.Open(ctx, nodeCfg, node.Options{
+		Passes: []node.Pass{cachePass}, Logger: cfg.log, System: system,
+		Observers: []actors.Observer{actors.ActorObserver(system, watcher)},
+	})
 	if err != nil {
 		return err
 	}
-	adm := admin.New(admin.Config{Runtime: rt, Ledger: runs, ReadyAfterFailures: 3, UI: dashboard})
+	defer n.Close()
+	// Refuse to start when the table is not what the declaration says.
+	for _, p := range n.Passes() {
+		if !p.IsTable() {
+			continue
+		}
+		if res := p.Table.ValidateStartup(ctx); res.Failed() {
+			return errors.New(res.Message())
+		}
+	}
+
+	// The service's own server: retention's admin routes (the dashboard under
+	// /retention/ui/) and metrics join whatever the service already serves.
 	mux := http.NewServeMux()
-	mux.Handle("/retention/", http.StripPrefix("/retention", adm))
-	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.Handle("/retention/", http.StripPrefix("/retention", n.Handler()))
+	mux.Handle("/metrics", promhttp.HandlerFor(n.Gatherer(), promhttp.HandlerOpts{}))
 	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "the service's own page") })
 	ln, err := net.Listen("tcp", cmp.Or(cfg.addr, "127.0.0.1:0"))
 	if err != nil {
@@ -138,11 +117,10 @@ func run(ctx context.Context, cfg service) error {
 	addr := ln.Addr().String()
 	fmt.Fprintf(cfg.out, "dashboard: http://%s/retention/ui/ (metrics: http://%s/metrics)\n", addr, addr)
 
-	if err := rt.Start(ctx); err != nil {
+	if err := n.Start(ctx); err != nil {
 		return err
 	}
-	adm.SetReady(true)
-	if err := report(cfg.out, done, 2); err != nil {
+	if err := report(cfg.out, done, cachePass.Name(), "outbox"); err != nil {
 		return err
 	}
 	if cfg.inspect != nil {
@@ -156,7 +134,7 @@ func run(ctx context.Context, cfg service) error {
 	}
 	// Stopping is not cut short by the signal that ended the serving.
 	stopCtx := context.WithoutCancel(ctx)
-	if err := rt.Stop(stopCtx); err != nil {
+	if err := n.Stop(stopCtx); err != nil {
 		return err
 	}
 	left, _ := db.NewSelect().TableExpr("outbox").Count(stopCtx)
@@ -164,12 +142,18 @@ func run(ctx context.Context, cfg service) error {
 	return nil
 }
 
-// report prints the first n sweeps the service's actor heard.
-func report(out io.Writer, done <-chan actors.SweepDone, n int) error {
+// report prints the first sweep of each named pass the service's actor heard; the
+// ledger's own loops (run recovery, cleanup) sweep too and are left out.
+func report(out io.Writer, done <-chan actors.SweepDone, names ...string) error {
 	timeout := time.After(time.Minute) // a bound on a hang
-	for range n {
+	for len(names) > 0 {
 		select {
 		case d := <-done:
+			i := slices.Index(names, d.Name)
+			if i < 0 {
+				continue
+			}
+			names = slices.Delete(names, i, i+1)
 			fmt.Fprintf(out, "%s: deleted %d in %d batches (%s)\n", d.Name, d.Rows, d.Batches, d.Reason)
 		case <-timeout:
 			return errors.New("the sweeps did not finish")

@@ -33,6 +33,13 @@ func LoadConfig(path string) (*Config, error) {
 	return c, nil
 }
 
+// ParseConfig reads a configuration from raw, as LoadConfig reads a file (without
+// RETENTION_DATABASE_URL), so a program that embeds a node can keep its configuration
+// in its own source instead of a file beside it.
+func ParseConfig(raw []byte) (*Config, error) {
+	return parseConfig(raw, os.LookupEnv)
+}
+
 // inFile leads each of err's messages (one a line when there are several) with
 // "config PATH: ", so every line of a read error says which file it is about.
 func inFile(path string, err error) error {

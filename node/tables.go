@@ -1,0 +1,35 @@
+package node
+
+import (
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/retentionkit/retention/node/config"
+	"github.com/retentionkit/retention/passes"
+	"github.com/retentionkit/retention/passes/ledger"
+)
+
+// TablePasses builds cfg's table passes on db, in the file's order. With a ledger (l not
+// nil), rows whose delete fails on their own wait in its quarantine, and warn hears what
+// the quarantine warns of. It is the one place a table pass is built, for Open and for
+// the commands that open a node without running it.
+func TablePasses(cfg *config.Config, db *bun.DB, l *ledger.Ledger, warn func(string)) ([]Pass, error) {
+	built, err := cfg.TablePasses()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Pass, 0, len(built))
+	for _, p := range built {
+		tbl, err := passes.NewTable(db, p.Name, p.Spec)
+		if err != nil {
+			return nil, err
+		}
+		if l != nil {
+			q := l.Quarantine(map[string]time.Duration{p.Name: p.Options.EffectiveInterval()})
+			tbl = tbl.WithQuarantine(q.WithWarnings(warn))
+		}
+		out = append(out, TablePass(tbl, p.Options))
+	}
+	return out, nil
+}
