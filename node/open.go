@@ -115,7 +115,9 @@ func (n *Node) tablePasses() error {
 
 // runtime registers every pass and, with a ledger, its run recovery and cleanups.
 func (n *Node) runtime(system *actor.ActorSystem, observers []actors.Observer) error {
-	reporter := actors.LogFailureReporter{Logger: n.log, Redact: func(err error) string { return passes.RedactTextFor(n.cfg.Database.Driver, err.Error(), n.cfg.Database.DSN) }}
+	reporter := actors.LogFailureReporter{Logger: n.log, Redact: func(err error) string {
+		return passes.RedactTextFor(n.cfg.Database.Driver, err.Error(), n.cfg.Database.DSN)
+	}}
 	n.rt = actors.New(actors.Config{System: system, Logger: n.log, MaxConcurrentDeletes: n.cfg.Node.MaxConcurrentDeletes, Observers: observers, FailureReporter: reporter})
 	for _, p := range n.passes {
 		if err := n.rt.Register(p.Registration); err != nil {
