@@ -31,7 +31,7 @@ func (n *Node) Status(ctx context.Context) []PassStatus {
 	for _, p := range n.passes {
 		st := PassStatus{Name: p.Name()}
 		if opts := p.Options(); opts.Enabled() && p.IsTable() {
-			if b, err := MeasureBacklog(ctx, n.ledger, p.Table, time.Now().Add(-*opts.RetentionPeriod)); err == nil {
+			if b, err := MeasureBacklog(ctx, n.ledger, p.Table, opts.Cutoff(time.Now())); err == nil {
 				st.Backlog = &b
 			}
 		}

@@ -207,7 +207,7 @@ func (n *node) printStatus(ctx context.Context, w *tabwriter.Writer) error {
 		opts := p.Options()
 		backlog, held, quarantined := "-", "-", "-"
 		if opts.Enabled() && p.IsTable() {
-			if b, err := n.backlog(ctx, i, time.Now().Add(-*opts.RetentionPeriod)); err == nil {
+			if b, err := n.backlog(ctx, i, opts.Cutoff(time.Now())); err == nil {
 				backlog, held, quarantined = strconv.FormatInt(b.Deletable, 10), strconv.FormatInt(b.Held, 10), strconv.FormatInt(b.Quarantined, 10)
 			}
 		}

@@ -53,7 +53,7 @@ func (n *node) newProgress(ctx context.Context, w io.Writer, mode string, idx []
 		estimate := int64(0)
 		p := n.passes[i]
 		if p.IsTable() {
-			if dry, err := p.Table.DryRun(ctx, time.Now().Add(-*p.Options().RetentionPeriod)); err == nil {
+			if dry, err := p.Table.DryRun(ctx, p.Options().Cutoff(time.Now())); err == nil {
 				estimate = dry.Eligible
 			}
 		}

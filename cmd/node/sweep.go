@@ -99,7 +99,7 @@ func (n *node) dryRun(ctx context.Context, only []string, o *options) error {
 		if !n.passes[i].IsTable() {
 			continue // nothing to count
 		}
-		cutoff := time.Now().Add(-*n.passes[i].Options().RetentionPeriod)
+		cutoff := n.passes[i].Options().Cutoff(time.Now())
 		b, err := n.backlog(ctx, i, cutoff)
 		if err != nil {
 			return err
