@@ -49,7 +49,7 @@ func lockRows(t *testing.T, db *DB, ids ...int64) bun.Tx {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = tx.Rollback() })
-	if _, err := tx.ExecContext(context.Background(), "SELECT id FROM audit_log WHERE id IN (?) FOR UPDATE", bun.In(ids)); err != nil {
+	if _, err := tx.ExecContext(context.Background(), "SELECT id FROM audit_log WHERE id IN (?) FOR UPDATE", bun.List(ids)); err != nil {
 		t.Fatal(err)
 	}
 	return tx
