@@ -75,9 +75,10 @@ func openNodeWith(ctx context.Context, path string, log *logrus.Logger, flags op
 	switch {
 	case existing:
 		openDB = passes.OpenExisting
-	case cfg.Cluster.Enabled && cfg.Database.Driver == passes.DriverPostgres:
+	case cfg.Cluster.Enabled:
 		// client-side keepalives too, so a member whose database went silent fails its
-		// statements within seconds
+		// statements within seconds (Validate refused cluster mode on a driver without
+		// session locks)
 		openDB = func(ctx context.Context, driver, dsn string) (*bun.DB, error) {
 			return passes.OpenWith(ctx, driver, dsn, passes.OpenOptions{Cluster: &passes.SweepConnOptions{}})
 		}

@@ -26,10 +26,7 @@ type audit struct {
 func newAudit(t *testing.T, db *DB, format passes.TimestampFormat) *audit {
 	t.Helper()
 	a := &audit{t: t, db: db, format: format}
-	tsType := "TEXT"
-	if db.Driver == passes.DriverPostgres {
-		tsType = "TIMESTAMPTZ"
-	}
+	tsType := db.Type("TIMESTAMPTZ")
 	if format == passes.TimestampUnixSeconds || format == passes.TimestampUnixMillis {
 		tsType = "BIGINT"
 	}

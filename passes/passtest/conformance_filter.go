@@ -9,14 +9,15 @@ import (
 	"github.com/retentionkit/retention/passes"
 )
 
-// filterCase is a filter on a column of one type: the column's type on each database,
-// the rows' values, the filter's values as YAML gives them, and the rows it deletes.
+// filterCase is a filter on a column of one type: the column's type (in PostgreSQL's
+// terms; see DB.Types), the rows' values, the filter's values as YAML gives them, and
+// the rows it deletes.
 type filterCase struct {
-	name       string
-	pg, sqlite string
-	rows       []any
-	in         []any
-	deleted    []int // indexes into rows
+	name    string
+	typ     string
+	rows    []any
+	in      []any
+	deleted []int // indexes into rows
 }
 
 var (
@@ -30,17 +31,17 @@ var (
 func filterBehaviours() []behaviour {
 	const uuidA, uuidB = "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11", "b1eebc99-9c0b-4ef8-bb6d-6bb9bd380a12"
 	cases := []filterCase{
-		{"text", "TEXT", "TEXT", []any{"done", "pending", nil, "failed"}, []any{"done", nil}, []int{0, 2}},
-		{"text only null", "TEXT", "TEXT", []any{"done", nil, "pending", nil}, []any{nil}, []int{1, 3}},
-		{"text without null", "TEXT", "TEXT", []any{"done", nil, "failed"}, []any{"done", "failed"}, []int{0, 2}},
-		{"integer", "INTEGER", "INTEGER", []any{1, 2, nil, 3}, []any{1, "3", nil}, []int{0, 2, 3}},
-		{"bigint", "BIGINT", "BIGINT", []any{int64(1) << 40, 2, nil}, []any{int64(1) << 40}, []int{0}},
-		{"boolean", "BOOLEAN", "BOOLEAN", []any{true, false, nil, true}, []any{true, nil}, []int{0, 2, 3}},
-		{"boolean false", "BOOLEAN", "BOOLEAN", []any{true, false, nil}, []any{false}, []int{1}},
-		{"timestamp", "TIMESTAMPTZ", "TEXT", []any{filterT1, filterT2, nil}, []any{filterT2, nil}, []int{1, 2}},
-		{"uuid", "UUID", "TEXT", []any{uuidA, uuidB, nil}, []any{uuidB}, []int{1}},
-		{"numeric", "NUMERIC(10,2)", "NUMERIC", []any{1.5, 2.25, nil, 3}, []any{1.5, "3", nil}, []int{0, 2, 3}},
-		{"real", "DOUBLE PRECISION", "REAL", []any{0.5, 2.0, nil}, []any{2}, []int{1}},
+		{"text", "TEXT", []any{"done", "pending", nil, "failed"}, []any{"done", nil}, []int{0, 2}},
+		{"text only null", "TEXT", []any{"done", nil, "pending", nil}, []any{nil}, []int{1, 3}},
+		{"text without null", "TEXT", []any{"done", nil, "failed"}, []any{"done", "failed"}, []int{0, 2}},
+		{"integer", "INTEGER", []any{1, 2, nil, 3}, []any{1, "3", nil}, []int{0, 2, 3}},
+		{"bigint", "BIGINT", []any{int64(1) << 40, 2, nil}, []any{int64(1) << 40}, []int{0}},
+		{"boolean", "BOOLEAN", []any{true, false, nil, true}, []any{true, nil}, []int{0, 2, 3}},
+		{"boolean false", "BOOLEAN", []any{true, false, nil}, []any{false}, []int{1}},
+		{"timestamp", "TIMESTAMPTZ", []any{filterT1, filterT2, nil}, []any{filterT2, nil}, []int{1, 2}},
+		{"uuid", "UUID", []any{uuidA, uuidB, nil}, []any{uuidB}, []int{1}},
+		{"numeric", "NUMERIC(10,2)", []any{1.5, 2.25, nil, 3}, []any{1.5, "3", nil}, []int{0, 2, 3}},
+		{"real", "DOUBLE PRECISION", []any{0.5, 2.0, nil}, []any{2}, []int{1}},
 	}
 	var bs []behaviour
 	for _, tc := range cases {
@@ -51,10 +52,7 @@ func filterBehaviours() []behaviour {
 
 func filterValues(t *testing.T, db *DB, tc filterCase) {
 	ctx := context.Background()
-	typ, ts := tc.sqlite, "TEXT"
-	if db.Driver == passes.DriverPostgres {
-		typ, ts = tc.pg, "TIMESTAMPTZ"
-	}
+	typ, ts := db.Type(tc.typ), db.Type("TIMESTAMPTZ")
 	a := &audit{t: t, db: db, format: passes.TimestampNative}
 	a.exec("CREATE TABLE f (id INTEGER PRIMARY KEY, at " + ts + " NOT NULL, v " + typ + ")")
 	for i, v := range tc.rows {

@@ -20,15 +20,37 @@ import (
 // ends. It embeds the bun handle so it can be handed to passes.NewTable as db.DB.
 type DB struct {
 	*bun.DB
-	// Driver is passes.DriverPostgres or passes.DriverSQLite.
+	// Driver is the database.driver name of the database (passes.DriverPostgres, ...).
 	Driver string
+	// Types spells, in this database, the column types the suite writes in PostgreSQL's
+	// terms (the reference database): "TIMESTAMPTZ" is TEXT on SQLite, say. A type not
+	// in it is written as is. A new database gives its own spellings here, so no
+	// behaviour of the suite tests which database it runs on.
+	Types map[string]string
+}
+
+// Type returns this database's spelling of ref, a column type in PostgreSQL's terms.
+func (db *DB) Type(ref string) string {
+	if t, ok := db.Types[ref]; ok {
+		return t
+	}
+	return ref
+}
+
+// sqliteTypes are SQLite's spellings of the types the suite writes: it stores an
+// instant as text and has no UUID, fixed-point NUMERIC(p,s) or DOUBLE PRECISION names.
+var sqliteTypes = map[string]string{
+	"TIMESTAMPTZ":      "TEXT",
+	"UUID":             "TEXT",
+	"NUMERIC(10,2)":    "NUMERIC",
+	"DOUBLE PRECISION": "REAL",
 }
 
 // SQLite returns a fresh SQLite file database in the test's temporary directory,
 // opened as passes.Open opens one (WAL, busy timeout, foreign keys).
 func SQLite(t testing.TB) *DB {
 	t.Helper()
-	return &DB{DB: dbtest.SQLite(t), Driver: passes.DriverSQLite}
+	return &DB{DB: dbtest.SQLite(t), Driver: passes.DriverSQLite, Types: sqliteTypes}
 }
 
 // Postgres returns a handle on a schema of its own on the server TEST_DATABASE_URL

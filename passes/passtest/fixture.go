@@ -113,7 +113,7 @@ func seed(ctx context.Context, t testing.TB, db *DB, f Fixture) (*Table, error) 
 	if err := f.check(); err != nil {
 		return nil, err
 	}
-	for _, stmt := range f.ddl(db.Driver) {
+	for _, stmt := range f.ddl(db) {
 		if _, err := db.ExecContext(ctx, stmt); err != nil {
 			return nil, fmt.Errorf("table %s: %s: %w", f.Table, stmt, err)
 		}
@@ -197,11 +197,8 @@ func columnNames(cols []Column) []string {
 
 // ddl is the fixture's CREATE TABLE and CREATE INDEX. The identifiers were checked to
 // be plain, so they need no quoting.
-func (f Fixture) ddl(driver string) []string {
-	tsType := "TEXT"
-	if driver == passes.DriverPostgres {
-		tsType = "TIMESTAMPTZ"
-	}
+func (f Fixture) ddl(db *DB) []string {
+	tsType := db.Type("TIMESTAMPTZ")
 	if f.Format != passes.TimestampNative {
 		tsType = "BIGINT"
 	}
