@@ -125,12 +125,7 @@ func (f *fixture) table(spec passes.TableSpec) *passes.Table {
 	return tbl
 }
 
-// sweepResult is what one sweep did, as the runtime would count it.
-type sweepResult struct {
-	deleted, batches int
-	skipped          []any
-}
-
+// reporter hears a batch's skipped rows and whether more wait.
 type reporter struct {
 	skipped []any
 	more    bool
@@ -138,35 +133,6 @@ type reporter struct {
 
 func (r *reporter) RowSkipped(key any, _ error) { r.skipped = append(r.skipped, key) }
 func (r *reporter) MoreWaiting()                { r.more = true }
-
-// sweep runs one sweep of tbl the way the runtime does: batches until one is short.
-func sweep(t *testing.T, tbl *passes.Table, batchSize int, cutoff time.Time) sweepResult {
-	t.Helper()
-	p, err := tbl.Factory()(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c, ok := p.(passes.Closer); ok {
-		defer c.Close()
-	}
-	var res sweepResult
-	for {
-		r := &reporter{}
-		n, err := p.PurgeBatch(passes.WithBatchReporter(context.Background(), r), batchSize, cutoff)
-		if err != nil {
-			t.Fatalf("batch %d: %v", res.batches+1, err)
-		}
-		res.batches++
-		res.deleted += n
-		res.skipped = append(res.skipped, r.skipped...)
-		if n+len(r.skipped) < batchSize && !r.more {
-			return res
-		}
-		if res.batches > 1000 {
-			t.Fatal("the sweep does not end")
-		}
-	}
-}
 
 // newFixturePrefix returns a table name prefix unique to a test, so tests sharing the
 // PostgreSQL database never see each other's tables.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/retentionkit/retention/passes"
 	"github.com/retentionkit/retention/passes/dbtest"
+	"github.com/retentionkit/retention/passes/passtest"
 )
 
 // keyColumn is one column of a primary key under test, with its type on each database.
@@ -197,15 +198,15 @@ func testKeyType(t *testing.T, db *bun.DB, kt keyType, withChildren bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := sweep(t, tbl, 4, cutoffT)
+	res := passtest.Sweep(t, tbl, 4, cutoffT)
 	if got := f.ns("SELECT n FROM {p}k"); !slices.Equal(got, want) {
 		t.Fatalf("kept rows %v, want %v", got, want)
 	}
 	deleted := rows - len(want)
-	if res.deleted != deleted || len(res.skipped) != 1 || dry.Eligible != int64(deleted+1) {
-		t.Fatalf("sweep deleted %d, skipped %v; dry run %+v; want %d deleted, 1 skipped, %d eligible", res.deleted, res.skipped, dry, deleted, deleted+1)
+	if res.Deleted != deleted || len(res.Skipped) != 1 || dry.Eligible != int64(deleted+1) {
+		t.Fatalf("sweep deleted %d, skipped %v; dry run %+v; want %d deleted, 1 skipped, %d eligible", res.Deleted, res.Skipped, dry, deleted, deleted+1)
 	}
-	if got, want := fmt.Sprint(res.skipped[0]), fmt.Sprint(skippedKey(kt.value((7*17+5)%rows))); got != want && kt.name != "numeric" && !strings.HasPrefix(kt.name, "timestamp") {
+	if got, want := fmt.Sprint(res.Skipped[0]), fmt.Sprint(skippedKey(kt.value((7*17+5)%rows))); got != want && kt.name != "numeric" && !strings.HasPrefix(kt.name, "timestamp") {
 		t.Fatalf("skipped key %s, want %s", got, want)
 	}
 	if !withChildren {
@@ -284,7 +285,7 @@ func TestTableCompositeNestedChildren(t *testing.T) {
 		if res := tbl.ValidateStartup(context.Background()); res.Failed() {
 			t.Fatal(res.Message())
 		}
-		if n := sweep(t, tbl, 1, cutoffT).deleted; n != 2 {
+		if n := passtest.Sweep(t, tbl, 1, cutoffT).Deleted; n != 2 {
 			t.Fatalf("deleted %d orders, want 2", n)
 		}
 		if got := f.ids("blob"); !slices.Equal(got, []int64{2, 4}) {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/retentionkit/retention/passes"
 	"github.com/retentionkit/retention/passes/dbtest"
+	"github.com/retentionkit/retention/passes/passtest"
 )
 
 // postgresInZone opens the test server with the session TimeZone set to zone, as a
@@ -64,7 +65,7 @@ func TestTableNaiveTimestampZone(t *testing.T) {
 	if err != nil || dry.Eligible != 3 {
 		t.Fatalf("dry run = %+v %v, want 3 eligible", dry, err)
 	}
-	if n := sweep(t, tbl, 2, cutoffT).deleted; n != 3 {
+	if n := passtest.Sweep(t, tbl, 2, cutoffT).Deleted; n != 3 {
 		t.Fatalf("deleted %d, want 3", n)
 	}
 	if got := f.ids("naive"); !slices.Equal(got, []int64{2, 3, 5}) {
@@ -146,7 +147,7 @@ func TestTableSQLiteTextOffsets(t *testing.T) {
 	if err != nil || !ok || !oldest.Equal(cutoffT.Add(-time.Hour)) {
 		t.Fatalf("oldest expired = %v %v %v, want %v", oldest, ok, err, cutoffT.Add(-time.Hour))
 	}
-	if n := sweep(t, tbl, 2, cutoffT).deleted; n != 3 {
+	if n := passtest.Sweep(t, tbl, 2, cutoffT).Deleted; n != 3 {
 		t.Errorf("deleted %d, want 3", n)
 	}
 	if got := f.ids("texts"); !slices.Equal(got, []int64{1, 2, 5, 7, 8, 9}) {
