@@ -72,8 +72,10 @@ func (c *Config) clusterErrors(add func(path, format string, args ...any)) {
 	}
 	// The driver says whether its database has the session locks cluster mode stands on;
 	// an unknown driver is reported at database.driver.
-	if d, err := passes.DriverNamed(c.Database.Driver); err == nil && d.SessionLocks() != nil {
-		add("cluster.enabled", "%v: its advisory locks decide which member deletes, and the %s driver has none (database.driver is %q)", d.SessionLocks(), d.Name(), c.Database.Driver)
+	if d, err := passes.DriverNamed(c.Database.Driver); err == nil {
+		if err := d.SessionLocks(); err != nil {
+			add("cluster.enabled", "%v (session locks that die with their connection decide which member deletes)", err)
+		}
 	}
 	if strings.ContainsAny(cl.Name, "/ \t\r\n") {
 		add("cluster.name", "must not contain '/' or white space, got %q", cl.Name)
