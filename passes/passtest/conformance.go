@@ -78,6 +78,7 @@ func RunConformance(t *testing.T, target Target) {
 		{"ledger", ledgerBehaviours()},
 		{"quarantine", quarantineBehaviours()},
 		{"drift", driftBehaviours()},
+		{"concurrent", concurrentBehaviours()},
 	}
 	for _, area := range areas {
 		t.Run(area.name, func(t *testing.T) {
