@@ -26,13 +26,19 @@ import (
 // delete and waiting out a long stagger before its first sweep.
 func startedRuntime(t testing.TB, names ...string) *actors.Runtime {
 	t.Helper()
+	purge := passes.PassFunc(func(context.Context, int, time.Time) (int, error) { return 0, nil })
+	return startedRuntimeOf(t, purge, names...)
+}
+
+// startedRuntimeOf is startedRuntime with every pass running purge.
+func startedRuntimeOf(t testing.TB, purge passes.PassFunc, names ...string) *actors.Runtime {
+	t.Helper()
 	quiet := logrus.New()
 	quiet.SetOutput(io.Discard)
 	rt := actors.New(actors.Config{Logger: quiet})
 	opts := passes.DefaultOptions()
 	opts.RetentionPeriod = passes.Retain(24 * time.Hour)
 	opts.MaxStartupStagger = time.Hour
-	purge := passes.PassFunc(func(context.Context, int, time.Time) (int, error) { return 0, nil })
 	for _, name := range names {
 		if err := rt.Register(passes.Registration{Name: name, New: passes.Reuse(purge), Options: opts}); err != nil {
 			t.Fatal(err)

@@ -3,15 +3,11 @@ package ui_test
 import (
 	"context"
 	"errors"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/sirupsen/logrus"
-
-	"github.com/retentionkit/retention/actors"
 	"github.com/retentionkit/retention/node/admin"
 	"github.com/retentionkit/retention/node/ui"
 	"github.com/retentionkit/retention/passes"
@@ -22,22 +18,9 @@ import (
 // the verdict had one home, the dashboard said degraded only once supervision gave up,
 // while /readyz already answered 503.
 func TestReadyzAndTheDashboardShareOneVerdict(t *testing.T) {
-	quiet := logrus.New()
-	quiet.SetOutput(io.Discard)
-	rt := actors.New(actors.Config{Logger: quiet})
-	opts := passes.DefaultOptions()
-	opts.RetentionPeriod = passes.Retain(24 * time.Hour)
-	opts.MaxStartupStagger = time.Hour
-	failing := passes.PassFunc(func(context.Context, int, time.Time) (int, error) {
+	rt := startedRuntimeOf(t, passes.PassFunc(func(context.Context, int, time.Time) (int, error) {
 		return 0, errors.New("the export bucket refused the batch")
-	})
-	if err := rt.Register(passes.Registration{Name: "exports", New: passes.Reuse(failing), Options: opts}); err != nil {
-		t.Fatal(err)
-	}
-	if err := rt.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = rt.Stop(context.Background()) })
+	}), "exports")
 	dash, err := ui.New(ui.Config{Runtime: rt, ReadyAfterFailures: 1})
 	if err != nil {
 		t.Fatal(err)

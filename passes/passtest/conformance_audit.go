@@ -2,6 +2,8 @@ package passtest
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -138,28 +140,36 @@ func (r *sweepReporter) MoreWaiting()                { r.more = true }
 // is exported for the tests of passes that still drive a table by hand.
 func Sweep(t testing.TB, tbl *passes.Table, batchSize int, cutoff time.Time) Swept {
 	t.Helper()
-	p, err := tbl.Factory()(context.Background())
+	res, err := sweep(tbl, batchSize, cutoff)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c, ok := p.(passes.Closer); ok {
-		defer c.Close()
+	return res
+}
+
+// sweep is Sweep returning its error, for callers off the test's goroutine.
+func sweep(tbl *passes.Table, batchSize int, cutoff time.Time) (res Swept, err error) {
+	p, err := tbl.Factory()(context.Background())
+	if err != nil {
+		return res, err
 	}
-	var res Swept
+	if c, ok := p.(passes.Closer); ok {
+		defer func() { err = errors.Join(err, c.Close()) }()
+	}
 	for {
 		r := &sweepReporter{}
 		n, err := p.PurgeBatch(passes.WithBatchReporter(context.Background(), r), batchSize, cutoff)
 		if err != nil {
-			t.Fatalf("batch %d: %v", res.Batches+1, err)
+			return res, fmt.Errorf("batch %d: %w", res.Batches+1, err)
 		}
 		res.Batches++
 		res.Deleted += n
 		res.Skipped = append(res.Skipped, r.skipped...)
 		if n+len(r.skipped) < batchSize && !r.more {
-			return res
+			return res, nil
 		}
 		if res.Batches > 1000 {
-			t.Fatal("the sweep does not end")
+			return res, errors.New("the sweep does not end")
 		}
 	}
 }

@@ -1,7 +1,6 @@
 package passtest
 
 import (
-	"context"
 	"fmt"
 	"sync"
 	"testing"
@@ -52,48 +51,17 @@ func twoSweepers(t *testing.T, db *DB) {
 	}
 }
 
-// sweepUntilDone runs sweeps of tbl, one batch after another, until a sweep finds
-// nothing left and nothing waiting, and returns the rows it deleted. It returns errors
+// sweepUntilDone runs sweeps of tbl until one deletes nothing (each ends only when no
+// row waits on the other sweeper), and returns the rows it deleted. It returns errors
 // rather than failing the test, since it runs off the test's goroutine.
 func sweepUntilDone(tbl *passes.Table, batchSize int) (int, error) {
 	total := 0
 	for range 1000 {
-		p, err := tbl.Factory()(context.Background())
-		if err != nil {
-			return total, err
-		}
-		n, more, err := oneSweep(p, batchSize)
-		if c, ok := p.(passes.Closer); ok {
-			err = joinErr(err, c.Close())
-		}
-		total += n
-		if err != nil || (n == 0 && !more) {
+		res, err := sweep(tbl, batchSize, auditCutoff)
+		total += res.Deleted
+		if err != nil || res.Deleted == 0 {
 			return total, err
 		}
 	}
 	return total, fmt.Errorf("no end after 1000 sweeps")
-}
-
-// oneSweep runs batches of p until one is short, and reports what it deleted and
-// whether the last batch said rows wait (held by the other sweeper).
-func oneSweep(p passes.Pass, batchSize int) (deleted int, more bool, err error) {
-	for range 1000 {
-		r := &sweepReporter{}
-		n, err := p.PurgeBatch(passes.WithBatchReporter(context.Background(), r), batchSize, auditCutoff)
-		deleted += n
-		if err != nil {
-			return deleted, false, err
-		}
-		if n+len(r.skipped) < batchSize {
-			return deleted, r.more, nil
-		}
-	}
-	return deleted, false, fmt.Errorf("no short batch after 1000")
-}
-
-func joinErr(a, b error) error {
-	if a != nil {
-		return a
-	}
-	return b
 }
