@@ -97,7 +97,14 @@ func TestBacklogSampledAtEverySweepsEnd(t *testing.T) {
 	}
 	hist := poll("the start's sample", func(h []ledger.BacklogSample) bool { return len(h) == 1 })
 	rows := []int64{hist[0].Rows}
-	clk.Advance(time.Hour) // past the stagger: the first sweep
+	// To the stagger's end and no further: the first sweep starts there, and a clock
+	// that jumped on past its batch's BatchTimeout (a minute) would cancel the batch
+	// mid-flight, as CI once saw (the sweep reported 0 deleted, cancelled).
+	due, ok := clk.NextDue()
+	if !ok {
+		t.Fatal("no stagger timer on the clock")
+	}
+	clk.AdvanceTo(due)
 	for sweep := range 4 {
 		select {
 		case <-swept:
