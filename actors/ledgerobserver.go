@@ -126,10 +126,11 @@ func (o *LedgerObserver) Observe(e Event) error {
 		}
 		f := finishOf(e)
 		f.Error = run.err
-		for _, id := range run.ids {
-			if err := o.Ledger.FinishRun(ctx, id, f); err != nil {
-				return err
-			}
+		if err := o.Ledger.FinishRun(ctx, run.ids[0], f); err != nil {
+			return err
+		}
+		if err := o.finishCoalesced(ctx, run.ids, f, e.At); err != nil {
+			return err
 		}
 		if f.State == ledger.Failed {
 			o.noteFailed(e.Name, run.ids[0])
@@ -259,8 +260,29 @@ func (o *LedgerObserver) batchDone(ctx context.Context, e BatchDone) error {
 	if !due {
 		return nil
 	}
-	for _, id := range ids {
-		if err := o.Ledger.RecordProgress(ctx, id, p); err != nil {
+	if len(ids) == 0 {
+		return nil
+	}
+	// The counts go to the sweep's own row only (see finishCoalesced).
+	return o.Ledger.RecordProgress(ctx, ids[0], p)
+}
+
+// finishCoalesced ends the requested runs a sweep served beside its own (ids[0]): in the
+// same state and for the same reason, but with no counts, and a log row naming the run
+// that holds them. Every row a sweep deleted is counted on one run, so the ledger's
+// rows_deleted summed over runs is the rows the table lost (the multi-process suite
+// once counted a 40,000-row sweep twice, on two coalesced requests).
+func (o *LedgerObserver) finishCoalesced(ctx context.Context, ids []int64, f ledger.Finish, at time.Time) error {
+	if len(ids) < 2 {
+		return nil
+	}
+	served := ledger.Finish{End: f.End, State: f.State, StopReason: f.StopReason, Error: f.Error}
+	msg := fmt.Sprintf("served by run %d, which counts the sweep's rows", ids[0])
+	for _, id := range ids[1:] {
+		if err := o.Ledger.FinishRun(ctx, id, served); err != nil {
+			return err
+		}
+		if err := o.Ledger.Log(ctx, id, "info", at, msg, ""); err != nil {
 			return err
 		}
 	}
