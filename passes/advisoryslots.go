@@ -52,12 +52,20 @@ const (
 // a small pool of their own: with no driver read timeout, since a place in line may be
 // held for as long as a slot is busy, and with conn's client-side keepalives, so a dead
 // server still fails the wait. Every connection gets conn's session settings. Close
-// closes the pool.
+// closes the pool. The DSN is PostgreSQL's; OpenAdvisorySlotsWith takes the driver's
+// name.
 func OpenAdvisorySlots(ctx context.Context, dsn, name string, conn SweepConnOptions) (*AdvisorySlots, error) {
+	return OpenAdvisorySlotsWith(ctx, DriverPostgres, dsn, name, conn)
+}
+
+// OpenAdvisorySlotsWith is OpenAdvisorySlots on the driver a config's database.driver
+// names. A driver without session locks is refused with an error wrapping
+// ErrClusterUnsupported.
+func OpenAdvisorySlotsWith(ctx context.Context, driverName, dsn, name string, conn SweepConnOptions) (*AdvisorySlots, error) {
 	if name == "" {
 		return nil, errors.New("advisory slots need the database's name")
 	}
-	db, err := OpenWith(ctx, DriverPostgres, dsn, OpenOptions{Cluster: &conn, NoReadTimeout: true})
+	db, err := OpenWith(ctx, driverName, dsn, OpenOptions{Cluster: &conn, NoReadTimeout: true})
 	if err != nil {
 		return nil, err
 	}
