@@ -6,20 +6,21 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
+
+	"github.com/retentionkit/retention/passes/driver"
 )
 
-// AdvisorySlots is a database's cluster-wide limit on concurrent deletes, kept by
-// PostgreSQL: slot i of a limit of n is the session advisory lock (SlotLockClass,
+// AdvisorySlots is a database's cluster-wide limit on concurrent deletes, kept by the
+// database's session locks (the driver's Locks; PostgreSQL's advisory locks): slot i of a limit of n is the session advisory lock (SlotLockClass,
 // LockKey(name+"#slot"+i)), and a line in front of the slots is the lock
 // (QueueLockClass, LockKey(name)). Every member of a cluster opens one per database
 // under the same name, and between them they never hold more slots than the limit.
 //
 // Taking a slot: a connection of its own waits for the queue lock with the blocking
-// pg_advisory_lock, whose waiters PostgreSQL serves in the order they asked (try-locks
+// WaitSessionLock, whose waiters the server serves in the order they asked (try-locks
 // alone are not: a newcomer could overtake a long waiter); the session at the head of
 // the line tries the slot locks until one is free, then lets go of the queue lock, and
 // keeps the slot on the same connection until it is released. Only the head polls, once
@@ -32,6 +33,7 @@ import (
 // cluster-wide bound is the largest.
 type AdvisorySlots struct {
 	db   *bun.DB
+	drv  driver.Driver
 	own  bool // db was opened for the slots and is closed with them
 	name string
 	conn SweepConnOptions
@@ -50,12 +52,20 @@ const (
 // a small pool of their own: with no driver read timeout, since a place in line may be
 // held for as long as a slot is busy, and with conn's client-side keepalives, so a dead
 // server still fails the wait. Every connection gets conn's session settings. Close
-// closes the pool.
+// closes the pool. The DSN is PostgreSQL's; OpenAdvisorySlotsWith takes the driver's
+// name.
 func OpenAdvisorySlots(ctx context.Context, dsn, name string, conn SweepConnOptions) (*AdvisorySlots, error) {
+	return OpenAdvisorySlotsWith(ctx, DriverPostgres, dsn, name, conn)
+}
+
+// OpenAdvisorySlotsWith is OpenAdvisorySlots on the driver a config's database.driver
+// names. A driver without session locks is refused with an error wrapping
+// ErrClusterUnsupported.
+func OpenAdvisorySlotsWith(ctx context.Context, driverName, dsn, name string, conn SweepConnOptions) (*AdvisorySlots, error) {
 	if name == "" {
 		return nil, errors.New("advisory slots need the database's name")
 	}
-	db, err := OpenWith(ctx, DriverPostgres, dsn, OpenOptions{Cluster: &conn, NoReadTimeout: true})
+	db, err := OpenWith(ctx, driverName, dsn, OpenOptions{Cluster: &conn, NoReadTimeout: true})
 	if err != nil {
 		return nil, err
 	}
@@ -63,7 +73,12 @@ func OpenAdvisorySlots(ctx context.Context, dsn, name string, conn SweepConnOpti
 		_ = db.Close()
 		return nil, err
 	}
-	return &AdvisorySlots{db: db, own: true, name: name, conn: conn}, nil
+	d, err := DriverFor(db)
+	if err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	return &AdvisorySlots{db: db, drv: d, own: true, name: name, conn: conn}, nil
 }
 
 // Close closes the slots' own pool; slots still held are given back with it.
@@ -95,21 +110,22 @@ func (s *AdvisorySlots) AcquireSlot(ctx context.Context, capacity int) (io.Close
 	if err != nil {
 		return nil, fmt.Errorf("slots of %q: %w", s.name, err)
 	}
-	expr, args := s.conn.settingsExpr()
-	var pid, n int
-	// lock_timeout 0: the wait in line must not time out, whatever the role's default.
-	if err := c.QueryRowContext(ctx, "SELECT pg_backend_pid(), set_config('lock_timeout', '0', false), "+expr, args...).Scan(&pid, new(string), &n); err != nil {
+	// WaitUnbounded: the wait in line must not time out, whatever the role's default.
+	session := s.conn.lockSession()
+	session.WaitUnbounded = true
+	pid, err := s.drv.ApplyLockSession(ctx, c, session)
+	if err != nil {
 		discard(c)
 		return nil, fmt.Errorf("slots of %q: %w", s.name, err)
 	}
-	// pgdriver does not interrupt a statement when its context ends: ask the server, and
-	// again until this wait is over, since a cancel that lands between two statements is
-	// lost.
-	db, finished := s.db, make(chan struct{})
+	// The client may not interrupt a statement when its context ends (pgdriver does
+	// not): ask the server, and again until this wait is over, since a cancel that lands
+	// between two statements is lost.
+	db, drv, finished := s.db, s.drv, make(chan struct{})
 	stop := context.AfterFunc(ctx, func() {
 		for {
 			cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			_, _ = db.ExecContext(cctx, "SELECT pg_cancel_backend(?)", pid)
+			_ = drv.CancelStatement(cctx, db, pid)
 			cancel()
 			t := time.NewTimer(100 * time.Millisecond)
 			select {
@@ -136,38 +152,25 @@ func (s *AdvisorySlots) AcquireSlot(ctx context.Context, capacity int) (io.Close
 // takeSlot waits for the queue lock on c, then takes the first free slot, leaving the
 // line in the same statement; while every slot is taken it tries again (see SlotPollMin).
 func (s *AdvisorySlots) takeSlot(ctx context.Context, c bun.Conn, capacity int) (io.Closer, error) {
-	if _, err := c.ExecContext(ctx, "SELECT pg_advisory_lock(?::int4, ?::int4)", QueueLockClass, s.queueKey()); err != nil {
+	if err := s.drv.WaitSessionLock(ctx, c, QueueLockClass, s.queueKey()); err != nil {
 		return nil, err
 	}
 	keys := s.slotKeys(capacity)
-	// CASE takes the first free slot and tries no further (its branches run in order,
-	// each only if needed); the materialized CTE makes sure it runs once; the outer CASE
-	// lets go of the queue lock only with a slot taken.
-	var b strings.Builder
-	b.WriteString("WITH t AS MATERIALIZED (SELECT CASE")
-	args := make([]any, 0, 2*len(keys)+2)
-	for i, k := range keys {
-		fmt.Fprintf(&b, " WHEN pg_try_advisory_lock(?::int4, ?::int4) THEN %d", i)
-		args = append(args, SlotLockClass, k)
-	}
-	b.WriteString(" ELSE -1 END AS slot) SELECT slot, CASE WHEN slot >= 0 THEN pg_advisory_unlock(?::int4, ?::int4) ELSE false END FROM t")
-	args = append(args, QueueLockClass, s.queueKey())
-	q := b.String()
 	// Polling with try-locks, not waiting on a slot with a lock_timeout: a timeout that
 	// fires as the lock is granted fails the statement yet leaves the session holding the
 	// lock, and the next try would take it a second time (session advisory locks nest).
 	wait := SlotPollMin
 	for {
-		var slot int
-		var left bool
-		if err := c.QueryRowContext(ctx, q, args...).Scan(&slot, &left); err != nil {
+		// The first free slot, leaving the line in the same statement only with one taken.
+		slot, left, err := s.drv.TryFirstSessionLock(ctx, c, SlotLockClass, keys, QueueLockClass, s.queueKey())
+		if err != nil {
 			return nil, err
 		}
 		if slot >= 0 {
 			if !left {
 				return nil, errors.New("the queue lock was not held at the head of the line")
 			}
-			return &heldSlot{conn: c, key: keys[slot]}, nil
+			return &heldSlot{conn: c, drv: s.drv, key: keys[slot]}, nil
 		}
 		t := time.NewTimer(wait)
 		select {
@@ -183,6 +186,7 @@ func (s *AdvisorySlots) takeSlot(ctx context.Context, c bun.Conn, capacity int) 
 // heldSlot is one slot, held by its connection.
 type heldSlot struct {
 	conn bun.Conn
+	drv  driver.Driver
 	key  int32
 	done bool
 }
@@ -196,8 +200,7 @@ func (h *heldSlot) Close() error {
 	h.done = true
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	var released bool
-	err := h.conn.QueryRowContext(ctx, "SELECT pg_advisory_unlock(?::int4, ?::int4)", SlotLockClass, h.key).Scan(&released)
+	released, err := h.drv.ReleaseSessionLock(ctx, h.conn, SlotLockClass, h.key)
 	if err != nil || !released {
 		discard(h.conn)
 		return err
@@ -209,10 +212,7 @@ func (h *heldSlot) Close() error {
 // for the queue lock or, at its head, for a slot to free. It is what tells a holder that
 // someone waits for its slot.
 func (s *AdvisorySlots) SlotsWaiting(ctx context.Context) (int, error) {
-	var n int
-	err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM pg_locks
-WHERE locktype = 'advisory' AND objsubid = 2 AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
-  AND classid::bigint = ? AND objid::bigint = ?`, lockObjID(QueueLockClass), lockObjID(s.queueKey())).Scan(&n)
+	n, err := s.drv.LockLine(ctx, s.db, QueueLockClass, s.queueKey())
 	if err != nil {
 		return 0, fmt.Errorf("slots of %q: read the line: %w", s.name, err)
 	}
@@ -221,14 +221,7 @@ WHERE locktype = 'advisory' AND objsubid = 2 AND database = (SELECT oid FROM pg_
 
 // SlotsInUse returns how many of capacity slots are held right now, by any member.
 func (s *AdvisorySlots) SlotsInUse(ctx context.Context, capacity int) (int, error) {
-	keys := make([]int64, 0, capacity)
-	for _, k := range s.slotKeys(capacity) {
-		keys = append(keys, lockObjID(k))
-	}
-	var n int
-	err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM pg_locks
-WHERE locktype = 'advisory' AND granted AND objsubid = 2 AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
-  AND classid::bigint = ? AND objid::bigint IN (?)`, lockObjID(SlotLockClass), bun.List(keys)).Scan(&n)
+	n, err := s.drv.LocksHeld(ctx, s.db, SlotLockClass, s.slotKeys(capacity))
 	if err != nil {
 		return 0, fmt.Errorf("slots of %q: read the slots in use: %w", s.name, err)
 	}

@@ -2,10 +2,11 @@ package passes
 
 import (
 	"context"
-	"strconv"
 	"time"
 
 	"github.com/uptrace/bun"
+
+	"github.com/retentionkit/retention/passes/driver"
 )
 
 // The defaults of SweepConnOptions. Together they bound how long a dead or silent
@@ -35,7 +36,7 @@ const (
 // The zero value takes every default; a negative duration or count leaves that setting
 // as the server has it.
 type SweepConnOptions struct {
-	// ApplicationName names the session in pg_stat_activity; a node in cluster mode
+	// ApplicationName names the session in the server's list of sessions; a node in cluster mode
 	// passes "retention:<member-id>", which LockHolders reads back. Empty keeps the
 	// DSN's.
 	ApplicationName string
@@ -55,68 +56,43 @@ type SweepConnOptions struct {
 	UserTimeout time.Duration
 }
 
-// setting is one session setting as set_config takes it.
-type setting struct{ name, value string }
-
-// settings are the set_config calls o stands for, defaults filled in.
-func (o SweepConnOptions) settings() []setting {
-	var out []setting
-	if o.ApplicationName != "" {
-		out = append(out, setting{"application_name", o.ApplicationName})
+// lockSession resolves o into the session settings of a lock-holding connection,
+// defaults filled in; a setting left to the server (negative) is zero, which the driver
+// leaves alone.
+func (o SweepConnOptions) lockSession() driver.LockSession {
+	pick := func(d, def time.Duration) time.Duration {
+		switch {
+		case d == 0:
+			return def
+		case d < 0:
+			return 0
+		}
+		return d
 	}
-	ms := func(name string, d, def time.Duration) {
-		if d == 0 {
-			d = def
-		}
-		if d > 0 {
-			out = append(out, setting{name, strconv.FormatInt(d.Milliseconds(), 10)})
-		}
+	s := driver.LockSession{
+		ApplicationName:   o.ApplicationName,
+		CheckInterval:     pick(o.CheckInterval, DefaultCheckInterval),
+		KeepaliveIdle:     pick(o.KeepalivesIdle, DefaultKeepalivesIdle),
+		KeepaliveInterval: pick(o.KeepalivesInterval, DefaultKeepalivesInterval),
+		UserTimeout:       pick(o.UserTimeout, DefaultUserTimeout),
 	}
-	secs := func(name string, d, def time.Duration) {
-		if d == 0 {
-			d = def
-		}
-		if d > 0 {
-			out = append(out, setting{name, strconv.FormatInt(int64(max(d.Round(time.Second), time.Second)/time.Second), 10)})
-		}
-	}
-	ms("client_connection_check_interval", o.CheckInterval, DefaultCheckInterval)
-	secs("tcp_keepalives_idle", o.KeepalivesIdle, DefaultKeepalivesIdle)
-	secs("tcp_keepalives_interval", o.KeepalivesInterval, DefaultKeepalivesInterval)
 	switch n := o.KeepalivesCount; {
 	case n == 0:
-		out = append(out, setting{"tcp_keepalives_count", strconv.Itoa(DefaultKeepalivesCount)})
+		s.KeepaliveCount = DefaultKeepalivesCount
 	case n > 0:
-		out = append(out, setting{"tcp_keepalives_count", strconv.Itoa(n)})
+		s.KeepaliveCount = n
 	}
-	ms("tcp_user_timeout", o.UserTimeout, DefaultUserTimeout)
-	return out
-}
-
-// settingsExpr is a select-list expression applying o's settings, with its arguments,
-// so a connection's settings and its first lock go in one round trip. num_nonnulls
-// evaluates every argument, so every set_config runs.
-func (o SweepConnOptions) settingsExpr() (string, []any) {
-	set := o.settings()
-	if len(set) == 0 {
-		return "0", nil
-	}
-	expr := "num_nonnulls("
-	args := make([]any, 0, 2*len(set))
-	for i, s := range set {
-		if i > 0 {
-			expr += ", "
-		}
-		expr += "set_config(?, ?, false)"
-		args = append(args, s.name, s.value)
-	}
-	return expr + ")", args
+	return s
 }
 
 // ApplySweepConn applies o's settings to a pinned connection, for a caller that holds
-// its own locks on it.
-func ApplySweepConn(ctx context.Context, conn bun.IConn, o SweepConnOptions) error {
-	expr, args := o.settingsExpr()
-	var n int
-	return conn.QueryRowContext(ctx, "SELECT "+expr, args...).Scan(&n)
+// its own locks on it. Its error wraps ErrClusterUnsupported on a database without
+// session locks.
+func ApplySweepConn(ctx context.Context, conn bun.Conn, o SweepConnOptions) error {
+	d, err := DriverFor(conn)
+	if err != nil {
+		return err
+	}
+	_, err = d.ApplyLockSession(ctx, conn, o.lockSession())
+	return err
 }

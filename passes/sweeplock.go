@@ -13,8 +13,8 @@ import (
 	"github.com/retentionkit/retention/passes/driver"
 )
 
-// The advisory-lock classes retention uses, in PostgreSQL's two-key form
-// pg_advisory_lock(class, key). The classes spell "rtn" followed by a number, so they
+// The session-lock classes retention uses: a lock is a (class, key) pair, PostgreSQL's
+// two-key advisory locks (see the driver's Locks). The classes spell "rtn" followed by a number, so they
 // stay apart from an application's own advisory locks (the one-key bigint form never
 // conflicts with the two-key form, and another two-key user would have to pick these
 // very numbers), and a key collision can only ever be between two of retention's own.
@@ -46,7 +46,7 @@ var ErrLockLost = errors.New("sweep lock lost")
 var ErrClusterUnsupported = driver.ErrLocksUnsupported
 
 // ElsewhereError is a sweep denied its lock. Holder is nil when the holder could not be
-// read (it let go in the meantime, or pg_stat_activity hides it from our role).
+// read (it let go in the meantime, or the server hides it from our role).
 type ElsewhereError struct {
 	Identity string
 	Holder   *LockHolderInfo
@@ -83,9 +83,9 @@ func LockKey(identity string) int32 {
 }
 
 // SweepLockOptions make a sweep exclusive across every session on the database: its
-// connection takes the session advisory lock (SweepLockClass, LockKey(Identity)) with
-// pg_try_advisory_lock before the first batch and gives it back after the last, or
-// PostgreSQL drops it with the connection. A sweep whose lock another session holds
+// connection takes the session lock (SweepLockClass, LockKey(Identity)) without waiting
+// (the driver's TrySessionLock) before the first batch and gives it back after the last,
+// or the server drops it with the connection. A sweep whose lock another session holds
 // ends with an *ElsewhereError before it deletes anything.
 type SweepLockOptions struct {
 	// Identity names what is exclusive: the pass's name, or a drain helper's "name#k".
@@ -147,9 +147,8 @@ func pinSweep(ctx context.Context, d driver.Driver, db *bun.DB, lock *SweepLockO
 		}
 		return p, nil
 	}
-	expr, args := lock.Conn.settingsExpr()
 	var granted bool
-	if p.pid, granted, err = d.TrySessionLock(ctx, c, expr, args, SweepLockClass, LockKey(lock.Identity)); err != nil {
+	if p.pid, granted, err = d.TrySessionLock(ctx, c, lock.Conn.lockSession(), SweepLockClass, LockKey(lock.Identity)); err != nil {
 		discard(c)
 		return nil, fmt.Errorf("take the sweep lock of %q: %w", lock.Identity, err)
 	}

@@ -12,7 +12,9 @@ import (
 )
 
 // TestSweepLockTakenInOnePlace: the sweep lock is applied one way. Only pinSweep takes it
-// (the driver's TrySessionLock) and only pinnedSweep.release gives it back; pinSweep is reached
+// (the driver's TrySessionLock) and only pinnedSweep.release gives it back (the driver's
+// ReleaseSessionLock, which heldSlot.Close also calls for a delete slot: the class
+// each passes is checked below); pinSweep is reached
 // only from a Table's sweep connection and from ExclusiveWith, and both of the ways a
 // lock is asked for (WithSweepLock, ExclusiveWith) refuse a driver without session locks
 // through sweepLockSupported. A new path that takes the lock itself, or reaches pinSweep
@@ -21,7 +23,7 @@ func TestSweepLockTakenInOnePlace(t *testing.T) {
 	uses := callersIn(t, ".")
 	want := map[string][]string{
 		"TrySessionLock":     {"pinSweep"},
-		"ReleaseSessionLock": {"pinnedSweep.release"},
+		"ReleaseSessionLock": {"heldSlot.Close", "pinnedSweep.release"},
 		"pinSweep":           {"ExclusiveWith", "tableSweep.conn"},
 		"sweepLockSupported": {"ExclusiveWith", "Table.WithSweepLock"},
 	}

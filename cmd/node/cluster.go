@@ -64,7 +64,7 @@ func (n *node) joinCluster(ctx context.Context) error {
 	if cs.capacity <= 0 {
 		cs.capacity = actors.DefaultMaxConcurrentDeletes
 	}
-	cs.slots, err = passes.OpenAdvisorySlots(ctx, n.cfg.Database.DSN, passes.DefaultDatabase, cs.conn)
+	cs.slots, err = passes.OpenAdvisorySlotsWith(ctx, n.cfg.Database.Driver, n.cfg.Database.DSN, passes.DefaultDatabase, cs.conn)
 	if err != nil {
 		leave(m, false)
 		return fmt.Errorf("cluster: delete slots: %s", passes.RedactTextFor(n.cfg.Database.Driver, err.Error(), n.cfg.Database.DSN))

@@ -18,9 +18,9 @@ type ClusterSource interface {
 }
 
 // ClusterView is the body of GET /cluster. Owner is where protoactor places a pass's
-// grain; LockHolder is who PostgreSQL says is sweeping it right now, read from
-// pg_locks. The two differ for moments during topology changes, and only the lock
-// decides who deletes, so both are shown.
+// grain; LockHolder is who the database says is sweeping it right now, read through
+// the driver's LockViews (passes.LockHolders). The two differ for moments during
+// topology changes, and only the lock decides who deletes, so both are shown.
 type ClusterView struct {
 	Enabled bool            `json:"enabled"`
 	Name    string          `json:"name,omitempty"`

@@ -10,9 +10,10 @@ import (
 	"github.com/retentionkit/retention/passes"
 )
 
-// LockReader reads who holds each identity's advisory lock from PostgreSQL (pg_locks
-// joined with pg_stat_activity); identities nobody holds are absent from the map. The
-// node backs it with the passes package's reader; nil shows no holder.
+// LockReader reads who holds each identity's sweep lock from the database (the
+// driver's LockViews, through passes.LockHolders); identities nobody holds are absent
+// from the map. The node backs it with the passes package's reader; nil shows no
+// holder.
 type LockReader func(ctx context.Context, identities []string) (map[string]passes.LockHolderInfo, error)
 
 // SlotReader reads the cluster-wide delete slots per database. nil reports this

@@ -14,6 +14,7 @@ type Driver interface {
 	Batch
 	Sessions
 	Locks
+	LockViews
 	Catalog
 	Times
 	Hygiene

@@ -3,6 +3,9 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/uptrace/bun"
 
@@ -27,16 +30,107 @@ func (Driver) CheckServer(ctx context.Context, db bun.IDB) error {
 	return nil
 }
 
-// TrySessionLock is pg_try_advisory_lock in its two-key form, after setup, in one statement.
-func (Driver) TrySessionLock(ctx context.Context, c bun.IConn, setup string, args []any, class, key int32) (int, bool, error) {
-	if setup == "" {
-		setup = "0"
+// setting is one session setting as set_config takes it.
+type setting struct{ name, value string }
+
+// lockSettings are the set_config calls s stands for, in a fixed order.
+func lockSettings(s driver.LockSession) []setting {
+	var out []setting
+	if s.WaitUnbounded {
+		out = append(out, setting{"lock_timeout", "0"})
 	}
+	if s.ApplicationName != "" {
+		out = append(out, setting{"application_name", s.ApplicationName})
+	}
+	ms := func(name string, d time.Duration) {
+		if d > 0 {
+			out = append(out, setting{name, strconv.FormatInt(d.Milliseconds(), 10)})
+		}
+	}
+	secs := func(name string, d time.Duration) {
+		if d > 0 {
+			out = append(out, setting{name, strconv.FormatInt(int64(max(d.Round(time.Second), time.Second)/time.Second), 10)})
+		}
+	}
+	ms("client_connection_check_interval", s.CheckInterval)
+	secs("tcp_keepalives_idle", s.KeepaliveIdle)
+	secs("tcp_keepalives_interval", s.KeepaliveInterval)
+	if s.KeepaliveCount > 0 {
+		out = append(out, setting{"tcp_keepalives_count", strconv.Itoa(s.KeepaliveCount)})
+	}
+	ms("tcp_user_timeout", s.UserTimeout)
+	return out
+}
+
+// settingsExpr is a select-list expression applying s, with its arguments, so a
+// connection's settings and its first lock go in one round trip. num_nonnulls
+// evaluates every argument, so every set_config runs.
+func settingsExpr(s driver.LockSession) (string, []any) {
+	set := lockSettings(s)
+	if len(set) == 0 {
+		return "0", nil
+	}
+	var b strings.Builder
+	b.WriteString("num_nonnulls(")
+	args := make([]any, 0, 2*len(set))
+	for i, st := range set {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("set_config(?, ?, false)")
+		args = append(args, st.name, st.value)
+	}
+	b.WriteString(")")
+	return b.String(), args
+}
+
+// ApplyLockSession is set_config of each of s's settings, with pg_backend_pid, in one
+// statement.
+func (Driver) ApplyLockSession(ctx context.Context, c bun.IConn, s driver.LockSession) (int, error) {
+	expr, args := settingsExpr(s)
+	var pid, n int
+	err := c.QueryRowContext(ctx, "SELECT pg_backend_pid(), "+expr, args...).Scan(&pid, &n)
+	return pid, err
+}
+
+// TrySessionLock is pg_try_advisory_lock in its two-key form, after s's settings, in
+// one statement.
+func (Driver) TrySessionLock(ctx context.Context, c bun.IConn, s driver.LockSession, class, key int32) (int, bool, error) {
+	expr, args := settingsExpr(s)
 	var pid, n int
 	var granted bool
-	q := "SELECT pg_backend_pid(), " + setup + ", pg_try_advisory_lock(?::int4, ?::int4)"
+	q := "SELECT pg_backend_pid(), " + expr + ", pg_try_advisory_lock(?::int4, ?::int4)"
 	err := c.QueryRowContext(ctx, q, append(args, class, key)...).Scan(&pid, &n, &granted)
 	return pid, granted, err
+}
+
+// WaitSessionLock is the blocking pg_advisory_lock in its two-key form, whose waiters
+// PostgreSQL serves in the order they asked.
+func (Driver) WaitSessionLock(ctx context.Context, c bun.IConn, class, key int32) error {
+	_, err := c.ExecContext(ctx, "SELECT pg_advisory_lock(?::int4, ?::int4)", class, key)
+	return err
+}
+
+// TryFirstSessionLock is one statement: a CASE takes the first free key and tries no
+// further (its branches run in order, each only if needed); the materialized CTE makes
+// sure it runs once; the outer CASE gives back (leaveClass, leaveKey) only with a key
+// taken.
+func (Driver) TryFirstSessionLock(ctx context.Context, c bun.IConn, class int32, keys []int32, leaveClass, leaveKey int32) (int, bool, error) {
+	var b strings.Builder
+	b.WriteString("WITH t AS MATERIALIZED (SELECT CASE")
+	args := make([]any, 0, 2*len(keys)+2)
+	for i, k := range keys {
+		fmt.Fprintf(&b, " WHEN pg_try_advisory_lock(?::int4, ?::int4) THEN %d", i)
+		args = append(args, class, k)
+	}
+	b.WriteString(" ELSE -1 END AS slot) SELECT slot, CASE WHEN slot >= 0 THEN pg_advisory_unlock(?::int4, ?::int4) ELSE false END FROM t")
+	args = append(args, leaveClass, leaveKey)
+	var slot int
+	var left bool
+	if err := c.QueryRowContext(ctx, b.String(), args...).Scan(&slot, &left); err != nil {
+		return -1, false, err
+	}
+	return slot, left, nil
 }
 
 // ReleaseSessionLock is pg_advisory_unlock in its two-key form.

@@ -1,0 +1,24 @@
+package sqlite
+
+import (
+	"context"
+
+	"github.com/uptrace/bun"
+
+	"github.com/retentionkit/retention/passes/driver"
+)
+
+// LockHolders refuses as SessionLocks does: there are no session locks to hold.
+func (d Driver) LockHolders(context.Context, bun.IDB, int32, []int32) (map[int32]driver.LockHolder, error) {
+	return nil, d.SessionLocks()
+}
+
+// LocksHeld refuses as SessionLocks does.
+func (d Driver) LocksHeld(context.Context, bun.IDB, int32, []int32) (int, error) {
+	return 0, d.SessionLocks()
+}
+
+// LockLine refuses as SessionLocks does.
+func (d Driver) LockLine(context.Context, bun.IDB, int32, int32) (int, error) {
+	return 0, d.SessionLocks()
+}
