@@ -105,10 +105,10 @@ func (s *tableSweep) deleteBatch(ctx context.Context, db bun.IDB, n int, cut cut
 }
 
 // singleStatement reports whether a batch can be one statement: no children to handle
-// first, so no explicit transaction is needed. A statement timeout does not need one
-// either (step 1).
+// first, so no explicit transaction is needed, and a driver that may lock while reading
+// a range (not LocksByKey). A statement timeout does not need one either (step 1).
 func (t *Table) singleStatement() bool {
-	return len(t.children) == 0
+	return len(t.children) == 0 && !t.drv.LocksByKey()
 }
 
 // deleteNext is step 4 without children: the driver shapes one statement that selects,
@@ -134,16 +134,17 @@ func (t *Table) deleteNext(ctx context.Context, db bun.IDB, n int, cut cutoff, p
 	return cands, ordered, err
 }
 
-// deleteNextInTx is step 4 with children, in one transaction: (a) read and lock the
-// candidates, (b) pass over those whose children another transaction holds, (c) delete
-// or clear the children and delete the rest by key. It returns the candidates it read,
-// in order, and those it deleted.
+// deleteNextInTx is step 4 with children (or on a LocksByKey driver), in one
+// transaction: (a) read and lock the candidates, (b) pass over those whose children
+// another transaction holds, (c) delete or clear the children and delete the rest by
+// key. It returns the candidates it read, in order, and those it deleted.
 func (t *Table) deleteNextInTx(ctx context.Context, db bun.IDB, n int, cut cutoff, pos position, lay *tableLayout) (read, deleted []candidate, err error) {
 	err = TxUnitOfWork{DB: db}.Execute(ctx, func(ctx context.Context) error {
 		read, deleted = nil, nil
 		tx := DB(ctx, db)
-		cands, err := t.candidates(ctx, tx, n, cut, pos, true, lay) // (a)
+		got, cands, err := t.lockedCandidates(ctx, tx, n, cut, pos, lay) // (a)
 		if err != nil || len(cands) == 0 {
+			read = got
 			return err
 		}
 		held, err := t.heldByChildren(ctx, tx, candidateKeys(cands), lay) // (b)
@@ -161,13 +162,31 @@ func (t *Table) deleteNextInTx(ctx context.Context, db bun.IDB, n int, cut cutof
 				return err
 			}
 		}
-		read, deleted = cands, free
+		read, deleted = got, free
 		return nil
 	})
 	if err != nil {
 		return nil, nil, err
 	}
 	return read, deleted, nil
+}
+
+// lockedCandidates is step 4(a): the next n eligible rows after the cursor as read, and
+// those of them locked. A LocksByKey driver reads them without locks, then re-checks and
+// locks them by key, skipping rows another transaction holds and rows no longer
+// eligible: every row read moves the cursor, so a row passed over does not end the
+// sweep early (passedOver comes back to it). The others lock the rows as they read them,
+// and the two are the same.
+func (t *Table) lockedCandidates(ctx context.Context, tx bun.IDB, n int, cut cutoff, pos position, lay *tableLayout) (read, locked []candidate, err error) {
+	if !t.drv.LocksByKey() {
+		locked, err = t.candidates(ctx, tx, n, cut, pos, true, lay)
+		return locked, locked, err
+	}
+	if read, err = t.candidates(ctx, tx, n, cut, pos, false, lay); err != nil || len(read) == 0 {
+		return read, nil, err
+	}
+	locked, err = t.recheck(ctx, tx, candidateKeys(read), cut, lay)
+	return read, locked, err
 }
 
 // candidates reads the next n eligible rows after the cursor, in (timestamp, key)
