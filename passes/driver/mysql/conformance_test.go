@@ -45,7 +45,7 @@ func TestConformance(t *testing.T) {
 // driver's Open, so the suite runs with the session settings the driver promises.
 func openMySQL(t testing.TB) *passtest.DB {
 	t.Helper()
-	base := getenv("TEST_MYSQL_URL")
+	base := os.Getenv("TEST_MYSQL_URL")
 	if base == "" {
 		if os.Getenv("CI") == "true" {
 			t.Fatal("TEST_MYSQL_URL is not set (CI=true: the MySQL conformance suite must run)")
@@ -80,6 +80,3 @@ func openMySQL(t testing.TB) *passtest.DB {
 	t.Cleanup(func() { _ = db.Close() })
 	return &passtest.DB{DB: db, Driver: mysql.Name, Types: mysqlTypes}
 }
-
-// getenv is os.Getenv, named once so every test reads the server the same way.
-func getenv(name string) string { return os.Getenv(name) }

@@ -2,6 +2,7 @@ package mysql_test
 
 import (
 	"context"
+	"os"
 	"strings"
 	"testing"
 
@@ -45,7 +46,7 @@ func TestOpenSetsTheSession(t *testing.T) {
 // baseURL is TEST_MYSQL_URL up to its database part.
 func baseURL(t *testing.T) string {
 	t.Helper()
-	u, _, _ := strings.Cut(strings.TrimSpace(getenv("TEST_MYSQL_URL")), "?")
+	u, _, _ := strings.Cut(strings.TrimSpace(os.Getenv("TEST_MYSQL_URL")), "?")
 	i := strings.LastIndexByte(u, '/')
 	if i < 0 {
 		t.Fatalf("TEST_MYSQL_URL %q has no '/'", u)
