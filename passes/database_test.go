@@ -7,8 +7,8 @@ import (
 )
 
 func TestOpenRefusesAnUnknownDriver(t *testing.T) {
-	_, err := Open(context.Background(), "mysql", "x")
-	if err == nil || !strings.Contains(err.Error(), `"mysql"`) {
+	_, err := Open(context.Background(), "oracle", "x")
+	if err == nil || !strings.Contains(err.Error(), `"oracle"`) {
 		t.Fatalf("Open = %v", err)
 	}
 }

@@ -7,13 +7,16 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/retentionkit/retention/passes/driver"
+	"github.com/retentionkit/retention/passes/driver/mysql"
 	"github.com/retentionkit/retention/passes/driver/postgres"
 	"github.com/retentionkit/retention/passes/driver/sqlite"
 )
 
 // Drivers are the databases retention knows, in the order messages list them. It is a
 // function, not a variable, so no caller can change the set another one sees.
-func Drivers() []driver.Driver { return []driver.Driver{postgres.Driver{}, sqlite.Driver{}} }
+func Drivers() []driver.Driver {
+	return []driver.Driver{postgres.Driver{}, sqlite.Driver{}, mysql.Driver{}}
+}
 
 // DriverNamed returns the driver a config's database.driver value names.
 func DriverNamed(name string) (driver.Driver, error) {

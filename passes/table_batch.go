@@ -3,7 +3,9 @@ package passes
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -105,10 +107,10 @@ func (s *tableSweep) deleteBatch(ctx context.Context, db bun.IDB, n int, cut cut
 }
 
 // singleStatement reports whether a batch can be one statement: no children to handle
-// first, so no explicit transaction is needed. A statement timeout does not need one
-// either (step 1).
+// first, so no explicit transaction is needed, and a driver that may lock while reading
+// a range (not LocksByKey). A statement timeout does not need one either (step 1).
 func (t *Table) singleStatement() bool {
-	return len(t.children) == 0
+	return len(t.children) == 0 && !t.drv.LocksByKey()
 }
 
 // deleteNext is step 4 without children: the driver shapes one statement that selects,
@@ -134,16 +136,17 @@ func (t *Table) deleteNext(ctx context.Context, db bun.IDB, n int, cut cutoff, p
 	return cands, ordered, err
 }
 
-// deleteNextInTx is step 4 with children, in one transaction: (a) read and lock the
-// candidates, (b) pass over those whose children another transaction holds, (c) delete
-// or clear the children and delete the rest by key. It returns the candidates it read,
-// in order, and those it deleted.
+// deleteNextInTx is step 4 with children (or on a LocksByKey driver), in one
+// transaction: (a) read and lock the candidates, (b) pass over those whose children
+// another transaction holds, (c) delete or clear the children and delete the rest by
+// key. It returns the candidates it read, in order, and those it deleted.
 func (t *Table) deleteNextInTx(ctx context.Context, db bun.IDB, n int, cut cutoff, pos position, lay *tableLayout) (read, deleted []candidate, err error) {
 	err = TxUnitOfWork{DB: db}.Execute(ctx, func(ctx context.Context) error {
 		read, deleted = nil, nil
 		tx := DB(ctx, db)
-		cands, err := t.candidates(ctx, tx, n, cut, pos, true, lay) // (a)
+		got, cands, err := t.lockedCandidates(ctx, tx, n, cut, pos, lay) // (a)
 		if err != nil || len(cands) == 0 {
+			read = got
 			return err
 		}
 		held, err := t.heldByChildren(ctx, tx, candidateKeys(cands), lay) // (b)
@@ -161,7 +164,7 @@ func (t *Table) deleteNextInTx(ctx context.Context, db bun.IDB, n int, cut cutof
 				return err
 			}
 		}
-		read, deleted = cands, free
+		read, deleted = got, free
 		return nil
 	})
 	if err != nil {
@@ -169,6 +172,47 @@ func (t *Table) deleteNextInTx(ctx context.Context, db bun.IDB, n int, cut cutof
 	}
 	return read, deleted, nil
 }
+
+// lockedCandidates is step 4(a): the next n eligible rows after the cursor as read, and
+// those of them locked. A LocksByKey driver reads them without locks, then re-checks and
+// locks them by key, skipping rows another transaction holds and rows no longer
+// eligible: every row read moves the cursor, so a row passed over does not end the
+// sweep early (passedOver comes back to it). The others lock the rows as they read them,
+// and the two are the same.
+func (t *Table) lockedCandidates(ctx context.Context, tx bun.IDB, n int, cut cutoff, pos position, lay *tableLayout) (read, locked []candidate, err error) {
+	if !t.drv.LocksByKey() {
+		locked, err = t.candidates(ctx, tx, n, cut, pos, true, lay)
+		return locked, locked, err
+	}
+	// Rows passed over leave the batch short of n: read on past them, as a locked range
+	// read would, a bounded number of times.
+	for round := 0; round < maxRecheckRounds && len(locked) < n; round++ {
+		want := n - len(locked)
+		next, err := t.candidates(ctx, tx, want, cut, pos, false, lay)
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(next) == 0 {
+			break
+		}
+		read = append(read, next...)
+		got, err := t.recheck(ctx, tx, candidateKeys(next), cut, lay)
+		if err != nil {
+			return nil, nil, err
+		}
+		locked = append(locked, got...)
+		if len(next) < want {
+			break
+		}
+		last := next[len(next)-1]
+		pos.after = &last
+	}
+	return read, locked, nil
+}
+
+// maxRecheckRounds bounds how often a LocksByKey batch reads on past rows it passed
+// over before it goes with fewer rows than it may take.
+const maxRecheckRounds = 4
 
 // candidates reads the next n eligible rows after the cursor, in (timestamp, key)
 // order; with lock, it has the driver lock them (skipping rows another transaction
@@ -217,12 +261,37 @@ func (t *Table) deleteLocked(ctx context.Context, tx bun.IDB, keys [][]any) erro
 			return err
 		}
 	}
+	if t.drv.LocksByKey() {
+		// One statement per key: InnoDB locks every row a DELETE's plan scans, and for an
+		// IN list over a few rows of a small table its optimizer picks a full scan, which
+		// waits on rows other transactions hold; key equality is always found by the index.
+		for _, k := range keys {
+			if _, err := tx.NewDelete().TableExpr("?", ident(t.spec.Table)).Where("?", keyEquals(t.key, k)).Exec(ctx); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	_, err := tx.NewDelete().TableExpr("?", ident(t.spec.Table)).Where("? IN (?)", tuple("", t.key), keyList(keys)).Exec(ctx)
 	return err
 }
 
+// keyEquals is the condition that cols equal key, column by column.
+func keyEquals(cols []string, key []any) schema.QueryAppender {
+	parts := make([]string, len(cols))
+	args := make([]any, 0, 2*len(cols))
+	for i, c := range cols {
+		parts[i] = "? = ?"
+		args = append(args, bun.Ident(c), key[i])
+	}
+	return bun.SafeQuery(strings.Join(parts, " AND "), args...)
+}
+
 // handleChild deletes c's rows under keys, or clears their reference (set_null).
 func (t *Table) handleChild(ctx context.Context, tx bun.IDB, c *childNode, keys [][]any) error {
+	if t.drv.LocksByKey() {
+		return t.handleChildByKey(ctx, tx, c, keys)
+	}
 	var err error
 	fk := c.foreignKey()
 	switch c.onDelete() {
@@ -240,6 +309,77 @@ func (t *Table) handleChild(ctx context.Context, tx bun.IDB, c *childNode, keys 
 		return fmt.Errorf("child table %s: %w", c.spec.Table, err)
 	}
 	return nil
+}
+
+// handleChildByKey is handleChild for a LocksByKey driver: one statement per parent
+// key, found by equality on the foreign key, never an IN list or a subquery, which
+// InnoDB may run as a scan of the child table that waits on rows other transactions
+// hold (MariaDB runs a DELETE's IN subquery as a dependent subquery over every row).
+func (t *Table) handleChildByKey(ctx context.Context, tx bun.IDB, c *childNode, keys [][]any) error {
+	parents, err := t.parentKeyValues(ctx, tx, c, keys)
+	if err != nil {
+		return fmt.Errorf("child table %s: %w", c.spec.Table, err)
+	}
+	fk := c.foreignKey()
+	for _, k := range parents {
+		switch c.onDelete() {
+		case OnDeleteDelete:
+			_, err = tx.NewDelete().TableExpr("?", ident(c.spec.Table)).Where("?", keyEquals(fk, k)).Exec(ctx)
+		case OnDeleteSetNull:
+			q := tx.NewUpdate().TableExpr("?", ident(c.spec.Table))
+			for _, col := range fk {
+				q = q.Set("? = NULL", bun.Ident(col))
+			}
+			_, err = q.Where("?", keyEquals(fk, k)).Exec(ctx)
+		}
+		if err != nil {
+			return fmt.Errorf("child table %s: %w", c.spec.Table, err)
+		}
+	}
+	return nil
+}
+
+// parentKeyValues is parentKeys read into values: the batch's keys for a direct child,
+// or the keys of its parent's rows under them, read level by level by key equality.
+func (t *Table) parentKeyValues(ctx context.Context, tx bun.IDB, c *childNode, keys [][]any) ([][]any, error) {
+	if c.parent == nil {
+		return keys, nil
+	}
+	p := c.parent
+	above, err := t.parentKeyValues(ctx, tx, p, keys)
+	if err != nil {
+		return nil, err
+	}
+	var out [][]any
+	cols := p.key()
+	for _, k := range above {
+		rows, err := tx.NewSelect().TableExpr("?", ident(p.spec.Table)).ColumnExpr("?", columnList("", cols)).
+			Where("?", keyEquals(p.foreignKey(), k)).Rows(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			v := make([]any, len(cols))
+			dst := make([]any, len(cols))
+			for i := range v {
+				dst[i] = &v[i]
+			}
+			if err := rows.Scan(dst...); err != nil {
+				_ = rows.Close()
+				return nil, err
+			}
+			for i, x := range v {
+				if b, ok := x.([]byte); ok {
+					v[i] = string(b) // text keys come back as bytes; sent back as text
+				}
+			}
+			out = append(out, v)
+		}
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // parentKeys is the set of keys a child's foreign key points into: the batch's keys for

@@ -127,19 +127,23 @@ func (t *Table) deleteKeys(ctx context.Context, db bun.IDB, keys [][]any, cut cu
 // lock re-reads which of keys are still eligible and has the driver lock them, skipping
 // rows another transaction holds where the database has row locks.
 func (t *Table) lock(ctx context.Context, tx bun.IDB, keys [][]any, cut cutoff, lay *tableLayout) ([][]any, error) {
+	cands, err := t.recheck(ctx, tx, keys, cut, lay)
+	if err != nil {
+		return nil, err
+	}
+	return candidateKeys(cands), nil
+}
+
+// recheck re-reads which of keys are still eligible, found by key equality, and has the
+// driver lock them (skipping rows another transaction holds where the database has row
+// locks); it returns them in (timestamp, key) order.
+func (t *Table) recheck(ctx context.Context, tx bun.IDB, keys [][]any, cut cutoff, lay *tableLayout) ([]candidate, error) {
 	q := t.eligible(tx.NewSelect().TableExpr("?", ident(t.spec.Table)).ColumnExpr("?, ?", columnList(t.spec.Table, t.key), t.col(t.spec.Timestamp)), cut).
-		Where("? IN (?)", tuple(t.spec.Table, t.key), keyList(keys))
+		Where("? IN (?)", tuple(t.spec.Table, t.key), keyList(keys)).
+		OrderExpr("?, ?", t.col(t.spec.Timestamp), columnList(t.spec.Table, t.key))
 	rows, err := t.drv.LockCandidates(q).Rows(ctx)
 	if err != nil {
 		return nil, err
 	}
-	cands, err := scanCandidates(rows, lay)
-	if err != nil {
-		return nil, err
-	}
-	locked := make([][]any, len(cands))
-	for i, c := range cands {
-		locked[i] = c.key
-	}
-	return locked, nil
+	return scanCandidates(rows, lay)
 }

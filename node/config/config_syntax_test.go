@@ -108,7 +108,7 @@ func TestValidationErrorsSortedByLine(t *testing.T) {
 		"node:\n" + // 12
 		"  max_concurrent_deletes: -1\n" + // 13
 		"database:\n" + // 14
-		"  driver: mysql\n" + // 15
+		"  driver: oracle\n" + // 15
 		"  dsn: app.db\n" // 16
 	_, lines := loadFile(t, body)
 	var got []int

@@ -22,6 +22,13 @@ type Batch interface {
 	// sweep must look for the rows it passed over (held children, skipped candidates)
 	// before it reports it is done; when it cannot, nothing is ever passed over.
 	SkipsLocked() bool
+	// LocksByKey reports whether a batch must read its candidates without locks and then
+	// lock them by key equality in a transaction, never lock while reading a range: on a
+	// database whose locking reads lock every index record they scan (InnoDB's next-key
+	// locks), a locked range read would block the application's writes across the range.
+	// A driver that says so always takes the in-transaction path (the one of tables with
+	// children), and its DeleteNext is never called.
+	LocksByKey() bool
 	// DeleteNext is the query that deletes the rows d.Candidates selects in one
 	// statement and returns their keys and timestamps; ordered reports whether the rows
 	// come back in (timestamp, key) order, so the cursor may take the last one.

@@ -35,3 +35,8 @@ func (d Driver) DeleteNext(db bun.IDB, n driver.DeleteNext) (string, bool) {
 	q = q.Returning("?", n.Returning)
 	return db.NewRaw("WITH deleted AS (?) SELECT * FROM deleted ORDER BY ?", q, n.Order).String(), true
 }
+
+// LocksByKey is false: a locked read of the next rows locks only the rows it returns
+// (PostgreSQL takes no gap or next-key locks),
+// so a batch without children stays one statement.
+func (Driver) LocksByKey() bool { return false }

@@ -23,3 +23,7 @@ func (Driver) DeleteNext(db bun.IDB, n driver.DeleteNext) (string, bool) {
 	q := db.NewDelete().TableExpr("?", n.Table).Where("? IN (?)", n.Key, n.Candidates).Returning("?", n.Returning)
 	return q.String(), false
 }
+
+// LocksByKey is false: SQLite has no row locks to take over a range, so a batch
+// without children stays one statement.
+func (Driver) LocksByKey() bool { return false }
