@@ -31,10 +31,13 @@ const (
 	errUserConns         = 1203 // ER_TOO_MANY_USER_CONNECTIONS
 )
 
-// Classify sorts err by its MySQL error number: a deadlock (1213) or a lock wait timeout
-// (1205) retries the unit, which rolls its transaction back first (with InnoDB's default
+// Classify sorts err by its MySQL error number: a deadlock (1213) retries the unit; a
+// lock wait timeout (1205) is transient, as PostgreSQL's lock_not_available is: a row an
+// application holds past innodb_lock_wait_timeout is busy, not bad, and must not be
+// bisected into quarantine after the unit's retries run out. Either way the batch's
+// transaction is rolled back explicitly (with InnoDB's default
 // innodb_rollback_on_timeout=OFF a lock wait timeout ends only the statement and leaves
-// the transaction open, so the rollback must be explicit, as TxUnitOfWork's is); a
+// the transaction open), as a unit of work's error always rolls it back; a
 // foreign key's refusal (1451, 1452, 1216, 1217), another integrity violation (SQLSTATE
 // class 23) or a trigger's SIGNAL (SQLSTATE 45000) is one row's; an unknown table,
 // column or database is drift; a statement killed or timed out, a server shutting down
@@ -57,8 +60,10 @@ func (Driver) Classify(err error) error {
 // classOf maps a server error to its class.
 func classOf(me *gomysql.MySQLError) error {
 	switch me.Number {
-	case errDeadlock, errLockWaitTimeout:
+	case errDeadlock:
 		return core.ErrRetryUnit
+	case errLockWaitTimeout:
+		return core.ErrTransient
 	case errRowIsReferenced, errNoReferencedRow, errRowIsReferencedV1, errNoReferencedRowV1:
 		return core.ErrRowSpecific
 	case errNoSuchTable, errBadField, errBadDB:

@@ -24,7 +24,7 @@ func TestClassify(t *testing.T) {
 		want error
 	}{
 		{serverError(1213, "40001", "Deadlock found when trying to get lock"), core.ErrRetryUnit},
-		{serverError(1205, "HY000", "Lock wait timeout exceeded"), core.ErrRetryUnit},
+		{serverError(1205, "HY000", "Lock wait timeout exceeded"), core.ErrTransient}, // busy, never bisected into quarantine
 		{serverError(1451, "23000", "Cannot delete or update a parent row"), core.ErrRowSpecific},
 		{serverError(1452, "23000", "Cannot add or update a child row"), core.ErrRowSpecific},
 		{serverError(1644, "45000", "held by a trigger"), core.ErrRowSpecific},

@@ -19,9 +19,24 @@ func (Driver) SessionLocks() error {
 // CheckServer refuses as SessionLocks does, without asking the server.
 func (d Driver) CheckServer(context.Context, bun.IDB) error { return d.SessionLocks() }
 
+// ApplyLockSession refuses as SessionLocks does.
+func (d Driver) ApplyLockSession(context.Context, bun.IConn, driver.LockSession) (int, error) {
+	return 0, d.SessionLocks()
+}
+
 // TrySessionLock refuses as SessionLocks does.
-func (d Driver) TrySessionLock(context.Context, bun.IConn, string, []any, int32, int32) (int, bool, error) {
+func (d Driver) TrySessionLock(context.Context, bun.IConn, driver.LockSession, int32, int32) (int, bool, error) {
 	return 0, false, d.SessionLocks()
+}
+
+// WaitSessionLock refuses as SessionLocks does.
+func (d Driver) WaitSessionLock(context.Context, bun.IConn, int32, int32) error {
+	return d.SessionLocks()
+}
+
+// TryFirstSessionLock refuses as SessionLocks does.
+func (d Driver) TryFirstSessionLock(context.Context, bun.IConn, int32, []int32, int32, int32) (int, bool, error) {
+	return -1, false, d.SessionLocks()
 }
 
 // ReleaseSessionLock refuses as SessionLocks does.
