@@ -1,6 +1,6 @@
 //go:build !linux
 
-package passes
+package postgres
 
 import (
 	"syscall"
