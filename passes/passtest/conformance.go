@@ -66,6 +66,7 @@ func RunConformance(t *testing.T, target Target) {
 		behaviours []behaviour
 	}{
 		{"keyset", keysetBehaviours()},
+		{"keytypes", keyTypeBehaviours()},
 		{"cutoff", cutoffBehaviours()},
 		{"keepset", keepSetBehaviours()},
 		{"filter", filterBehaviours()},

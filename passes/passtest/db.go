@@ -39,10 +39,13 @@ func (db *DB) Type(ref string) string {
 
 // sqliteTypes are SQLite's spellings of the types the suite writes: it stores an
 // instant as text and has no UUID, fixed-point NUMERIC(p,s) or DOUBLE PRECISION names.
+// TIMESTAMP is left as written (a declared type SQLite's driver scans as a time), so
+// the key types cover a time key both as text and as a scanned time.
 var sqliteTypes = map[string]string{
 	"TIMESTAMPTZ":      "TEXT",
 	"UUID":             "TEXT",
 	"NUMERIC(10,2)":    "NUMERIC",
+	"NUMERIC(12,3)":    "NUMERIC",
 	"DOUBLE PRECISION": "REAL",
 }
 
