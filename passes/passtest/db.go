@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"testing"
@@ -63,6 +64,12 @@ func SQLite(t testing.TB) *DB {
 // it under CI=true, as passes/dbtest does.
 func Postgres(t testing.TB) *DB {
 	t.Helper()
+	return postgresWith(t, nil)
+}
+
+// postgresWith is Postgres with more session parameters (TimeZone, say).
+func postgresWith(t testing.TB, params map[string]any) *DB {
+	t.Helper()
 	if os.Getenv("TEST_DATABASE_URL") == "" {
 		t.Skip("TEST_DATABASE_URL is not set: no PostgreSQL test")
 	}
@@ -73,8 +80,9 @@ func Postgres(t testing.TB) *DB {
 		t.Fatalf("create schema %s: %v", schema, err)
 	}
 	t.Cleanup(func() { _, _ = admin.ExecContext(context.Background(), "DROP SCHEMA ? CASCADE", bun.Ident(schema)) })
-	conn := pgdriver.NewConnector(pgdriver.WithDSN(dbtest.PostgresURL()),
-		pgdriver.WithConnParams(map[string]any{"search_path": schema}))
+	session := map[string]any{"search_path": schema}
+	maps.Copy(session, params)
+	conn := pgdriver.NewConnector(pgdriver.WithDSN(dbtest.PostgresURL()), pgdriver.WithConnParams(session))
 	db := bun.NewDB(sql.OpenDB(conn), pgdialect.New())
 	t.Cleanup(func() { _ = db.Close() })
 	if err := db.PingContext(ctx); err != nil {
