@@ -97,6 +97,7 @@ func RunConformance(t *testing.T, target Target) {
 		{"quarantine", quarantineBehaviours()},
 		{"drift", driftBehaviours()},
 		{"concurrent", concurrentBehaviours()},
+		{"hygiene", hygieneBehaviours()},
 	}
 	if !target.NoTimeZones && target.OpenInZone == nil {
 		t.Fatalf("target %s keeps time zones but gives no OpenInZone: say NoTimeZones, or give it", target.Name)
