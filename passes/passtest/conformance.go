@@ -27,6 +27,11 @@ type Target struct {
 	// it, since the behaviours of naive columns on a server off UTC need it; one that
 	// keeps none says NoTimeZones and leaves it nil.
 	OpenInZone func(t testing.TB, zone string) *DB
+	// NoSessionLocks says the database has no lock a session holds and the server drops
+	// when the session dies (SQLite has none: its locks are the file's), so a sweep lock
+	// cannot be offered: the suite then expects it refused with
+	// passes.ErrClusterUnsupported, and skips the behaviours of a held lock.
+	NoSessionLocks bool
 	// NoColumnTypes says the database's columns have no types a sweep must respect
 	// (SQLite's are affinities: any column holds any value), so startup cannot refuse a
 	// timestamp column whose type does not fit its format.
@@ -38,9 +43,10 @@ type Target struct {
 }
 
 // SQLiteTarget is an embedded SQLite file database per test, in the test's temporary
-// directory. It lacks row locks, zoned timestamps, column types and culprits.
+// directory. It lacks row locks, zoned timestamps, session locks, column types and
+// culprits.
 func SQLiteTarget() Target {
-	return Target{Name: "sqlite", Open: func(t testing.TB) *DB { return SQLite(t) }, NoRowLocks: true, NoTimeZones: true, NoColumnTypes: true, NoCulprits: true}
+	return Target{Name: "sqlite", Open: func(t testing.TB) *DB { return SQLite(t) }, NoRowLocks: true, NoTimeZones: true, NoSessionLocks: true, NoColumnTypes: true, NoCulprits: true}
 }
 
 // PostgresTarget is a schema of its own per test on the server TEST_DATABASE_URL names.
@@ -98,6 +104,7 @@ func RunConformance(t *testing.T, target Target) {
 		{"drift", driftBehaviours()},
 		{"concurrent", concurrentBehaviours()},
 		{"hygiene", hygieneBehaviours()},
+		{"sweeplock", sweepLockBehaviours()},
 	}
 	if !target.NoTimeZones && target.OpenInZone == nil {
 		t.Fatalf("target %s keeps time zones but gives no OpenInZone: say NoTimeZones, or give it", target.Name)

@@ -28,6 +28,10 @@ type DB struct {
 	// in it is written as is. A new database gives its own spellings here, so no
 	// behaviour of the suite tests which database it runs on.
 	Types map[string]string
+	// Reopen opens another pool on the same database, closed when the test ends, as a
+	// second node of a cluster would hold: the sweep-lock behaviours run one sweep on
+	// each. It is nil on a database without session locks (Target.NoSessionLocks).
+	Reopen func(t testing.TB) *bun.DB
 }
 
 // Type returns this database's spelling of ref, a column type in PostgreSQL's terms.
@@ -88,7 +92,12 @@ func postgresWith(t testing.TB, params map[string]any) *DB {
 	if err := db.PingContext(ctx); err != nil {
 		t.Fatalf("connect to schema %s: %s", schema, passes.RedactTextFor(passes.DriverPostgres, err.Error(), dbtest.PostgresURL()))
 	}
-	return &DB{DB: db, Driver: passes.DriverPostgres}
+	open := func(t testing.TB) *bun.DB {
+		db := bun.NewDB(sql.OpenDB(pgdriver.NewConnector(pgdriver.WithDSN(dbtest.PostgresURL()), pgdriver.WithConnParams(session))), pgdialect.New())
+		t.Cleanup(func() { _ = db.Close() })
+		return db
+	}
+	return &DB{DB: db, Driver: passes.DriverPostgres, Reopen: open}
 }
 
 // Each runs f as two subtests, "sqlite" and "postgres", each on a throwaway database, so
