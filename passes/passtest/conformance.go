@@ -105,6 +105,7 @@ func RunConformance(t *testing.T, target Target) {
 		{"concurrent", concurrentBehaviours()},
 		{"hygiene", hygieneBehaviours()},
 		{"sweeplock", sweepLockBehaviours()},
+		{"pace", paceBehaviours()},
 	}
 	if !target.NoTimeZones && target.OpenInZone == nil {
 		t.Fatalf("target %s keeps time zones but gives no OpenInZone: say NoTimeZones, or give it", target.Name)
