@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -116,13 +117,12 @@ func (t *Table) singleStatement() bool {
 // deleteNext is step 4 without children: the driver shapes one statement that selects,
 // locks and deletes the next batch and returns the deleted rows' keys and timestamps.
 func (t *Table) deleteNext(ctx context.Context, db bun.IDB, n int, cut cutoff, pos position, lay *tableLayout) ([]candidate, bool, error) {
-	cols := bun.SafeQuery("?, ?", columnList("", t.key), bun.Ident(t.spec.Timestamp))
 	shape := driver.DeleteNext{
 		Table:      ident(t.spec.Table),
 		Key:        tuple(t.spec.Table, t.key),
 		Candidates: t.nextQuery(db, n, cut, pos).ColumnExpr("?", columnList(t.spec.Table, t.key)),
-		Returning:  cols,
-		Order:      cols,
+		Returning:  bun.SafeQuery("?, ?", columnList("", t.key), bun.Ident(t.spec.Timestamp)),
+		Order:      t.returnedOrder(),
 	}
 	if len(t.key) == 1 {
 		shape.OneKey = t.col(t.key[0])
@@ -244,13 +244,53 @@ func (s *tableSweep) position() position {
 // nextQuery selects (without columns) the next n eligible rows after the position.
 func (t *Table) nextQuery(db bun.IDB, n int, cut cutoff, pos position) *bun.SelectQuery {
 	q := t.eligible(db.NewSelect().TableExpr("?", ident(t.spec.Table)), cut)
+	order := columnList(t.spec.Table, t.orderColumns())
 	if after := pos.after; after != nil {
-		q = q.Where("(?, ?) > (?, ?)", t.col(t.spec.Timestamp), columnList(t.spec.Table, t.key), after.ts, bun.List(after.key))
+		q = q.Where("(?) > (?)", order, bun.List(t.orderValues(*after)))
 	}
 	if len(pos.exclude) > 0 {
 		q = q.Where("? NOT IN (?)", tuple(t.spec.Table, t.key), keyList(pos.exclude))
 	}
-	return q.OrderExpr("?, ?", t.col(t.spec.Timestamp), columnList(t.spec.Table, t.key)).Limit(int64(n))
+	return q.OrderExpr("?", order).Limit(int64(n))
+}
+
+// orderColumns are the columns a sweep orders its rows by and its cursor compares: the
+// timestamp, then the key's other columns. A key may hold the timestamp column (a
+// PostgreSQL partitioned table's primary key must hold its partition column), and a
+// column named twice in an ORDER BY of a statement's result is ambiguous there, so each
+// column is named once.
+func (t *Table) orderColumns() []string {
+	cols := []string{t.spec.Timestamp}
+	for _, k := range t.key {
+		if k != t.spec.Timestamp {
+			cols = append(cols, k)
+		}
+	}
+	return cols
+}
+
+// orderValues are c's values for orderColumns.
+func (t *Table) orderValues(c candidate) []any {
+	vals := []any{c.ts}
+	for i, k := range t.key {
+		if k != t.spec.Timestamp {
+			vals = append(vals, c.key[i])
+		}
+	}
+	return vals
+}
+
+// returnedOrder writes orderColumns as positions (from 1) of the columns a batch's
+// delete returns (the key's, then the timestamp): by name, a timestamp that is also a
+// key column is returned twice and ambiguous.
+func (t *Table) returnedOrder() schema.QueryAppender {
+	pos := []string{strconv.Itoa(len(t.key) + 1)}
+	for i, k := range t.key {
+		if k != t.spec.Timestamp {
+			pos = append(pos, strconv.Itoa(i+1))
+		}
+	}
+	return bun.Safe(strings.Join(pos, ", "))
 }
 
 // deleteLocked is step 4(c): the children of keys (already locked by this transaction)

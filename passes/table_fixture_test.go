@@ -125,15 +125,6 @@ func (f *fixture) table(spec passes.TableSpec) *passes.Table {
 	return tbl
 }
 
-// reporter hears a batch's skipped rows and whether more wait.
-type reporter struct {
-	skipped []any
-	more    bool
-}
-
-func (r *reporter) RowSkipped(key any, _ error) { r.skipped = append(r.skipped, key) }
-func (r *reporter) MoreWaiting()                { r.more = true }
-
 // newFixturePrefix returns a table name prefix unique to a test, so tests sharing the
 // PostgreSQL database never see each other's tables.
 func newFixturePrefix() string { return fmt.Sprintf("t%08x_", rand.Uint32()) }

@@ -211,45 +211,6 @@ func TestTableQuarantineTrigger(t *testing.T) {
 	})
 }
 
-// TestTableQuarantineKeyTypes: for every key type, a quarantined row's stored key reads
-// back as the values that leave the row out of the next sweep (no second attempt before
-// it is due), and the deleted row's key matches it, so it leaves quarantine.
-func TestTableQuarantineKeyTypes(t *testing.T) {
-	for _, kt := range keyTypes {
-		t.Run(kt.name, func(t *testing.T) {
-			dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-				f := newKeyFixture(t, db, kt)
-				for n := range 6 {
-					var children []string
-					if n == 2 {
-						children = []string{"ku"}
-					}
-					f.row(n, n, cutoffT.Add(-time.Duration(n+1)*time.Hour), children...)
-				}
-				l := quarantineLedger(t, db)
-				clk := clock.NewManual(time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC))
-				tbl, err := passes.NewTable(db, "audit-log", f.spec(false))
-				if err != nil {
-					t.Fatal(err)
-				}
-				tbl = tbl.WithQuarantine(l.Quarantine(nil).WithClock(clk))
-				if deleted, errs := quarantineSweep(t, tbl, 2); deleted != 5 || len(errs) != 1 {
-					t.Fatalf("first sweep: deleted %d, skipped %v", deleted, errs)
-				}
-				quarantineSweep(t, tbl, 2)
-				if rows := quarantined(t, l); len(rows) != 1 || rows[0].Attempts != 1 {
-					t.Fatalf("quarantine after a second sweep = %+v; want the row left out, not tried again", rows)
-				}
-				f.exec("DELETE FROM {p}ku")
-				clk.Advance(ledger.DefaultQuarantineBackoff)
-				if deleted, _ := quarantineSweep(t, tbl, 2); deleted != 1 || len(quarantined(t, l)) != 0 {
-					t.Fatalf("after the reference went: deleted %d, quarantine %+v", deleted, quarantined(t, l))
-				}
-			})
-		})
-	}
-}
-
 // TestOldestExpiredLeavesQuarantinedRowsOut: once a sweep has put the one row it could
 // not delete in quarantine, the table holds no row a sweep could delete, so the
 // oldest-deletable age must say none rather than the quarantined row's age forever.

@@ -45,7 +45,12 @@ type DeleteNext struct {
 	Key, OneKey schema.QueryAppender
 	// Candidates selects the key columns of the next rows, in order, with their limit.
 	Candidates *bun.SelectQuery
-	// Returning lists the key columns then the timestamp, unqualified, and Order the
-	// (timestamp, key) columns the cursor follows.
-	Returning, Order schema.QueryAppender
+	// Returning lists the key columns then the timestamp, unqualified; the rows are
+	// scanned in that order. A key that holds the timestamp names it twice.
+	Returning schema.QueryAppender
+	// Order is the (timestamp, key) order the cursor follows, as positions from 1 of
+	// Returning's columns, each column once: "2, 1" for key id, "3, 1, 2" for key
+	// (tenant, id), "3, 2" for key (at, id) with timestamp at. By name, a timestamp that
+	// is also a key column would be ambiguous in the result (SQLSTATE 42702).
+	Order schema.QueryAppender
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"testing"
@@ -27,6 +28,10 @@ type DB struct {
 	// in it is written as is. A new database gives its own spellings here, so no
 	// behaviour of the suite tests which database it runs on.
 	Types map[string]string
+	// Reopen opens another pool on the same database, closed when the test ends, as a
+	// second node of a cluster would hold: the sweep-lock behaviours run one sweep on
+	// each. It is nil on a database without session locks (Target.NoSessionLocks).
+	Reopen func(t testing.TB) *bun.DB
 }
 
 // Type returns this database's spelling of ref, a column type in PostgreSQL's terms.
@@ -39,10 +44,13 @@ func (db *DB) Type(ref string) string {
 
 // sqliteTypes are SQLite's spellings of the types the suite writes: it stores an
 // instant as text and has no UUID, fixed-point NUMERIC(p,s) or DOUBLE PRECISION names.
+// TIMESTAMP is left as written (a declared type SQLite's driver scans as a time), so
+// the key types cover a time key both as text and as a scanned time.
 var sqliteTypes = map[string]string{
 	"TIMESTAMPTZ":      "TEXT",
 	"UUID":             "TEXT",
 	"NUMERIC(10,2)":    "NUMERIC",
+	"NUMERIC(12,3)":    "NUMERIC",
 	"DOUBLE PRECISION": "REAL",
 }
 
@@ -60,6 +68,12 @@ func SQLite(t testing.TB) *DB {
 // it under CI=true, as passes/dbtest does.
 func Postgres(t testing.TB) *DB {
 	t.Helper()
+	return postgresWith(t, nil)
+}
+
+// postgresWith is Postgres with more session parameters (TimeZone, say).
+func postgresWith(t testing.TB, params map[string]any) *DB {
+	t.Helper()
 	if os.Getenv("TEST_DATABASE_URL") == "" {
 		t.Skip("TEST_DATABASE_URL is not set: no PostgreSQL test")
 	}
@@ -70,14 +84,20 @@ func Postgres(t testing.TB) *DB {
 		t.Fatalf("create schema %s: %v", schema, err)
 	}
 	t.Cleanup(func() { _, _ = admin.ExecContext(context.Background(), "DROP SCHEMA ? CASCADE", bun.Ident(schema)) })
-	conn := pgdriver.NewConnector(pgdriver.WithDSN(dbtest.PostgresURL()),
-		pgdriver.WithConnParams(map[string]any{"search_path": schema}))
+	session := map[string]any{"search_path": schema}
+	maps.Copy(session, params)
+	conn := pgdriver.NewConnector(pgdriver.WithDSN(dbtest.PostgresURL()), pgdriver.WithConnParams(session))
 	db := bun.NewDB(sql.OpenDB(conn), pgdialect.New())
 	t.Cleanup(func() { _ = db.Close() })
 	if err := db.PingContext(ctx); err != nil {
 		t.Fatalf("connect to schema %s: %s", schema, passes.RedactTextFor(passes.DriverPostgres, err.Error(), dbtest.PostgresURL()))
 	}
-	return &DB{DB: db, Driver: passes.DriverPostgres}
+	open := func(t testing.TB) *bun.DB {
+		db := bun.NewDB(sql.OpenDB(pgdriver.NewConnector(pgdriver.WithDSN(dbtest.PostgresURL()), pgdriver.WithConnParams(session))), pgdialect.New())
+		t.Cleanup(func() { _ = db.Close() })
+		return db
+	}
+	return &DB{DB: db, Driver: passes.DriverPostgres, Reopen: open}
 }
 
 // Each runs f as two subtests, "sqlite" and "postgres", each on a throwaway database, so
