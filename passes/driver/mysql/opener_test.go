@@ -13,7 +13,7 @@ import (
 // Open gives every connection the settings correctness needs, and a DSN that sets one
 // itself keeps its own.
 func TestOpenSetsTheSession(t *testing.T) {
-	db := openMySQL(t)
+	db := openMySQL(t, "")
 	ctx := context.Background()
 	var zone, iso string
 	var wait int
