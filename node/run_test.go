@@ -166,7 +166,7 @@ func completedRuns(t *testing.T, ctx context.Context, l *ledger.Ledger, name str
 // waitFor polls cond until it holds, failing the test past a bound on a hang.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)      // a bound on a hang, not a pace
+	deadline := time.Now().Add(time.Minute)       // a bound on a hang, not a pace
 	tick := time.NewTicker(10 * time.Millisecond) // polling the condition
 	defer tick.Stop()
 	for !cond() {
