@@ -51,7 +51,8 @@ type Options struct {
 // Node is a retention node built from a configuration: its database, ledger, passes,
 // runtime, metrics and admin handler, and in cluster mode its membership. Open builds
 // it, Start runs it, Stop stops it and Close releases what Open and Start acquired, in
-// one place, whichever step failed.
+// one place, whichever step failed. Call Start, Stop and Close from one goroutine;
+// Status, Verdict, Handler and Gatherer may be called from any.
 type Node struct {
 	cfg    *config.Config
 	opts   Options
