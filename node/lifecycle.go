@@ -21,7 +21,7 @@ func (n *Node) Start(ctx context.Context) error {
 	switch {
 	case n.closed:
 		return errClosed
-	case n.started:
+	case n.started.Load():
 		return errStarted
 	}
 	if err := n.serveAdmin(); err != nil {
@@ -30,7 +30,7 @@ func (n *Node) Start(ctx context.Context) error {
 	if err := n.rt.Start(ctx); err != nil {
 		return badConfig(err)
 	}
-	n.started = true
+	n.started.Store(true)
 	if n.cluster != nil {
 		n.cluster.member.Serve(ctx, n.rt)
 		n.watchFence()
@@ -70,10 +70,10 @@ func (n *Node) Fenced() <-chan *cluster.FencedError { return n.fenced }
 // fenced member, else ErrStoppedDegraded when supervision had given up on a pass, else
 // nil. The database stays open for Status until Close; a second Stop does nothing.
 func (n *Node) Stop(ctx context.Context) error {
-	if !n.started || n.stopped {
+	if !n.started.Load() || n.stopped.Load() {
 		return nil
 	}
-	n.stopped = true
+	n.stopped.Store(true)
 	n.admin.SetReady(false)
 	n.stopPolling()
 	if err := n.rt.Stop(ctx); err != nil {
@@ -101,7 +101,7 @@ func (n *Node) Close() {
 	if n.closed {
 		return
 	}
-	if n.started && !n.stopped {
+	if n.started.Load() && !n.stopped.Load() {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
 		_ = n.Stop(ctx)

@@ -78,7 +78,9 @@ type Node struct {
 	fence     atomic.Pointer[cluster.FencedError]
 	stopWatch func()
 
-	started, stopped, closed bool
+	// started and stopped are read by Verdict from any goroutine.
+	started, stopped atomic.Bool
+	closed           bool
 }
 
 // Open validates cfg, opens its database, builds the file's table passes and opts' Go

@@ -15,7 +15,7 @@ import (
 // Verdict is the node's health as /readyz and the dashboard judge it (health.Judge on
 // the runtime's status): Starting until Start and after Stop, as /readyz answers.
 func (n *Node) Verdict() health.Verdict {
-	if !n.started || n.stopped {
+	if !n.started.Load() || n.stopped.Load() {
 		return health.Verdict{State: health.Starting}
 	}
 	return health.Judge(n.rt.Status(), n.cfg.ReadyAfterFailures())
