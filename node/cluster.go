@@ -60,7 +60,9 @@ func (n *Node) joinCluster(ctx context.Context) error {
 		}
 	}
 	n.log.WithField("endpoints", strings.Join(n.cfg.Cluster.Etcd.Endpoints, ",")).Info("joining the cluster")
-	m, err := cluster.Join(ctx, ClusterOptions(n.cfg, n.log))
+	o := ClusterOptions(n.cfg, n.log)
+	o.Provider = n.opts.ClusterProvider
+	m, err := cluster.Join(ctx, o)
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/asynkron/protoactor-go/actor"
+	protocluster "github.com/asynkron/protoactor-go/cluster"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/sirupsen/logrus"
 	"github.com/uptrace/bun"
@@ -42,6 +43,10 @@ type Options struct {
 	// Startup bounds the startup checks' retries while the database does not answer;
 	// the zero value takes DefaultStartupRetry and DefaultStartupAttempt.
 	Startup StartupOptions
+	// ClusterProvider builds the cluster's membership provider in cluster mode; nil (the
+	// default) is etcd at the file's cluster.etcd endpoints. A test passes protoactor's
+	// in-memory provider, as node/cluster's tests do.
+	ClusterProvider func() (protocluster.ClusterProvider, error)
 	// ServeAdmin has Start listen on the file's node.admin address and serve Handler
 	// there, as `retention run` does; false (the default) leaves serving to the host,
 	// which mounts Handler on its own server.
