@@ -67,8 +67,15 @@ func openNodeWith(ctx context.Context, path string, log *logrus.Logger, flags op
 		return nil, badConfig(err)
 	}
 	openDB := passes.Open
-	if flags.existing {
+	switch {
+	case flags.existing:
 		openDB = passes.OpenExisting
+	case cfg.Cluster.Enabled:
+		// client-side keepalives too, as a member's (node.Open), so a sweep of a
+		// cluster's passes whose database went silent fails its statements within seconds
+		openDB = func(ctx context.Context, driver, dsn string) (*bun.DB, error) {
+			return passes.OpenWith(ctx, driver, dsn, passes.OpenOptions{Cluster: &passes.SweepConnOptions{}})
+		}
 	}
 	db, err := openDB(ctx, cfg.Database.Driver, cfg.Database.DSN)
 	if err != nil {
