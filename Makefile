@@ -55,11 +55,11 @@ chaos:
 multinode:
 	$(GO) test -tags multinode -count=1 -v -timeout 15m ./multinode/
 
-# The in-process cluster suite (node/cluster, build tag cluster): members on protoactor's
-# in-memory provider in one process. No -race: protoactor's cluster races inside itself
-# at the pinned version.
+# The in-process cluster suite (node/cluster, and node.Open in cluster mode), build tag
+# cluster: members on protoactor's in-memory provider in one process. No -race:
+# protoactor's cluster races inside itself at the pinned version.
 cluster:
-	$(GO) test -count=1 -tags cluster -timeout 5m ./node/cluster/...
+	$(GO) test -count=1 -tags cluster -timeout 5m ./node/cluster/... ./node/
 
 # Every fuzz target for a while each (FUZZTIME, default 30000 inputs): no input may panic,
 # leak a secret or break a round trip. A failing input lands in the package's

@@ -27,7 +27,7 @@ func TestOpenRunsTablePassAndGoPass(t *testing.T) {
 	dir := t.TempDir()
 	dbPath := filepath.Join(dir, "node.db")
 	seed(t, ctx, dbPath)
-	cfg := loadConfig(t, dir, dbPath)
+	cfg := loadConfig(t, dir, dbPath, "")
 
 	var goCalls atomic.Int64
 	memoOpts := passes.DefaultOptions()
@@ -105,8 +105,9 @@ func seed(t *testing.T, ctx context.Context, path string) {
 	}
 }
 
-// loadConfig writes a configuration with one table pass and loads it as a file would be.
-func loadConfig(t *testing.T, dir, dbPath string) *config.Config {
+// loadConfig writes a configuration with one table pass, and extra (YAML sections) after
+// it, and loads it as a file would be.
+func loadConfig(t *testing.T, dir, dbPath, extra string) *config.Config {
 	t.Helper()
 	body := fmt.Sprintf(`database:
   driver: sqlite
@@ -119,7 +120,7 @@ passes:
     timestamp_format: unix
     retention_period: 1d
     max_startup_stagger: 0s
-`, dbPath)
+`, dbPath) + extra
 	path := filepath.Join(dir, "retention.yaml")
 	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
 		t.Fatal(err)

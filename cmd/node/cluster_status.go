@@ -6,6 +6,7 @@ import (
 	"io"
 	"text/tabwriter"
 
+	rnode "github.com/retentionkit/retention/node"
 	"github.com/retentionkit/retention/node/cluster"
 	"github.com/retentionkit/retention/passes"
 	"github.com/retentionkit/retention/passes/ledger"
@@ -29,12 +30,12 @@ func (n *node) printCluster(ctx context.Context, out io.Writer) error {
 		ids = append(ids, ledger.NameRunRecovery, ledger.NameMetadataCleanup, ledger.NameDeadLetterCleanup)
 	}
 	fmt.Fprintln(out)
-	snap, err := cluster.ReadSnapshot(ctx, n.clusterOptions(), ids)
+	snap, err := cluster.ReadSnapshot(ctx, rnode.ClusterOptions(n.cfg, n.log), ids)
 	if err != nil {
-		_, err = fmt.Fprintf(out, "cluster %s: cannot read the members: %v\n", n.clusterOptions().Name, err)
+		_, err = fmt.Fprintf(out, "cluster %s: cannot read the members: %v\n", rnode.ClusterOptions(n.cfg, n.log).Name, err)
 		return err
 	}
-	holders, herr := n.lockReader()(ctx, ids)
+	holders, herr := rnode.LockReader(n.db, n.cfg)(ctx, ids)
 	w := tabwriter.NewWriter(out, 0, 2, 2, ' ', 0)
 	fmt.Fprintln(w, "MEMBER\tADDRESS")
 	for _, m := range snap.Members {
@@ -62,6 +63,6 @@ func (n *node) printCluster(ctx context.Context, out io.Writer) error {
 	if herr != nil {
 		fmt.Fprintf(out, "lock holders: not read: %s\n", passes.RedactTextFor(n.cfg.Database.Driver, herr.Error(), n.cfg.Database.DSN))
 	}
-	_, err = fmt.Fprintf(out, "cluster %s: %s\n", n.clusterOptions().Name, counted(len(snap.Members), "member", "members"))
+	_, err = fmt.Fprintf(out, "cluster %s: %s\n", rnode.ClusterOptions(n.cfg, n.log).Name, counted(len(snap.Members), "member", "members"))
 	return err
 }

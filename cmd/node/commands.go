@@ -193,6 +193,9 @@ func statusCommand(o *options) *cobra.Command {
 				if err := n.printNodes(cmd.Context(), o.stdout); err != nil {
 					return err
 				}
+				if err := n.printHealth(cmd.Context(), o.stdout); err != nil {
+					return err
+				}
 				return n.printCluster(cmd.Context(), o.stdout)
 			})
 		},

@@ -195,6 +195,18 @@ func TestReadyzDegradesAfterNFailedSweepsAndRecovers(t *testing.T) {
 	if v := metricValue(t, get, `retention_consecutive_failures{pass="audit-log"}`); v < 2 {
 		t.Fatalf("retention_consecutive_failures while degraded = %v, want at least 2", v)
 	}
+	// status prints the same verdict: nothing answers on node.admin's port 0, so it
+	// judges the ledger, whose failed runs land just after the sweeps end (each ask is
+	// a whole process, a bounded number of times).
+	var line string
+	for range 100 {
+		if line = healthLine(retention(t, "status", "--config", path).stdout); strings.HasPrefix(line, "health: degraded: audit-log (failing_sweeps") {
+			break
+		}
+	}
+	if !strings.HasPrefix(line, "health: degraded: audit-log (failing_sweeps") || !strings.Contains(line, "statement timeout") || !strings.Contains(line, "from the ledger") {
+		t.Fatalf("status's health line %q; want the verdict /readyz gives: degraded, audit-log failing its sweeps on the timeout", line)
+	}
 
 	e.exec("UPDATE " + e.prefix + "pace SET s = 0")
 	waitFor(t, "/readyz to answer 200 after a good sweep", func() bool {
@@ -211,6 +223,16 @@ func TestReadyzDegradesAfterNFailedSweepsAndRecovers(t *testing.T) {
 		t.Fatalf("retention_consecutive_failures after recovery = %v", v)
 	}
 	stopRun(t, n)
+}
+
+// healthLine is status's health verdict line, "" when it printed none.
+func healthLine(out string) string {
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, "health: ") {
+			return line
+		}
+	}
+	return ""
 }
 
 // stopRun stops a running node with SIGTERM and waits for a clean exit.

@@ -39,8 +39,7 @@ func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if errors.As(err, &ce) || isUsageError(err) {
 		return 2
 	}
-	var fe *fencedExit
-	if errors.As(err, &fe) {
+	if isFenced(err) {
 		return cluster.ExitFenced
 	}
 	return 1

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
-	"time"
 
 	"github.com/sirupsen/logrus"
 	"github.com/uptrace/bun"
@@ -18,20 +16,20 @@ import (
 	"github.com/retentionkit/retention/passes/ledger"
 )
 
-// configError is bad configuration or usage: the command exits 2.
-type configError struct{ err error }
-
-func (e *configError) Error() string { return e.err.Error() }
-func (e *configError) Unwrap() error { return e.err }
+// configError is bad configuration or usage: the command exits 2. It is the library's
+// node.ConfigError, so `run` (which opens a node.Node) and the one-off commands (which
+// open a node below) exit alike.
+type configError = rnode.ConfigError
 
 func badConfig(err error) error {
 	if err == nil {
 		return nil
 	}
-	return &configError{err}
+	return &configError{Err: err}
 }
 
-// node is a loaded configuration with its database open.
+// node is a loaded configuration with its database open, for the one-off commands
+// (validate, sweep, status and the ledger's commands); `run` opens a node.Node instead.
 type node struct {
 	cfg    *config.Config
 	db     *bun.DB
@@ -43,9 +41,7 @@ type node struct {
 	// stopHeartbeat ends the node's heartbeat (see join); nil until then.
 	stopHeartbeat context.CancelFunc
 	// startup overrides the startup checks' retry bounds; zero takes the defaults.
-	startup startupLimits
-	// cluster is cluster mode's state once joined (joinCluster); nil outside it.
-	cluster *clusterState
+	startup rnode.StartupOptions
 }
 
 // openNode loads and validates the configuration and opens its database; with existing,
@@ -63,7 +59,6 @@ type openFlags struct {
 // openNodeWith is openNode with every flag. Without the ledger nothing is recorded and
 // nothing quarantined: a one-off run touches no table but the passes' own.
 func openNodeWith(ctx context.Context, path string, log *logrus.Logger, flags openFlags) (*node, error) {
-	existing := flags.existing
 	cfg, err := config.LoadConfig(path)
 	if err != nil {
 		return nil, badConfig(err)
@@ -73,12 +68,11 @@ func openNodeWith(ctx context.Context, path string, log *logrus.Logger, flags op
 	}
 	openDB := passes.Open
 	switch {
-	case existing:
+	case flags.existing:
 		openDB = passes.OpenExisting
 	case cfg.Cluster.Enabled:
-		// client-side keepalives too, so a member whose database went silent fails its
-		// statements within seconds (Validate refused cluster mode on a driver without
-		// session locks)
+		// client-side keepalives too, as a member's (node.Open), so a sweep of a
+		// cluster's passes whose database went silent fails its statements within seconds
 		openDB = func(ctx context.Context, driver, dsn string) (*bun.DB, error) {
 			return passes.OpenWith(ctx, driver, dsn, passes.OpenOptions{Cluster: &passes.SweepConnOptions{}})
 		}
@@ -116,54 +110,46 @@ func (n *node) close() {
 	if n.stopHeartbeat != nil {
 		n.stopHeartbeat()
 	}
-	if n.cluster != nil {
-		n.cluster.close()
-	}
 	_ = n.db.Close()
 }
 
-// join makes this process a node of the ledger: a row with a fresh id, a heartbeat every
-// ledger.DefaultHeartbeatInterval until close, and that id on every run it writes, so a
-// node that dies leaves runs the others can close as abandoned.
+// join makes this one-off command a node of the ledger (node.JoinLedger) until close,
+// so the runs it writes carry a node whose heartbeat says whether it is alive.
 func (n *node) join(ctx context.Context) error {
 	if n.ledger == nil {
 		return nil
 	}
-	self := ledger.NewNode(time.Now())
-	if n.cluster != nil { // in cluster mode the ledger's node is the member
-		self.ID = n.cluster.member.ID()
-	}
-	if err := n.ledger.Heartbeat(ctx, self, self.Started); err != nil {
+	joined, stop, err := rnode.JoinLedger(ctx, n.log, n.ledger, "")
+	if err != nil {
 		return err
 	}
-	n.ledger = n.ledger.ForNode(self.ID)
-	hbCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
-	n.stopHeartbeat = stop
-	go (&ledger.NodeHeartbeat{Ledger: n.ledger, Node: self, Reporter: actors.LogPollReporter{Logger: n.log, What: "node heartbeat"}}).Run(hbCtx)
-	n.log.WithFields(logrus.Fields{"node": self.ID, "host": self.Host, "pid": self.PID}).Info("node joined the ledger")
+	n.ledger, n.stopHeartbeat = joined, stop
 	return nil
 }
 
-// migrate creates or upgrades the ledger tables, unless the ledger is off or
-// `ledger.migrate: false` leaves that to the `migrate` command.
+// migrate creates or upgrades the ledger tables (node.MigrateLedger), unless the ledger
+// is off or `ledger.migrate: false` leaves that to the `migrate` command.
 func (n *node) migrate(ctx context.Context) error {
-	if n.ledger == nil || !n.cfg.LedgerMigrate() {
+	if n.ledger == nil {
 		return nil
 	}
-	m, err := ledger.MigrateTables(ctx, n.db, n.cfg.LedgerPrefix())
-	if msg := "upgraded the ledger tables"; len(m.Applied) > 0 {
-		if len(m.Created) > 0 {
-			msg = "created the ledger tables in the database"
-		}
-		n.log.WithFields(logrus.Fields{"tables": strings.Join(m.Created, " "), "migrations": strings.Join(m.Applied, " ")}).Info(msg)
-	}
-	return err
+	return rnode.MigrateLedger(ctx, n.log, n.db, n.cfg)
 }
 
-// runtime builds the runtime with every pass of the configuration (those in only, when
-// given), the ledger observer and the internal cleanups. With now, every pass sweeps as
-// soon as it starts, with no stagger.
-func (n *node) runtime(only []string, internal, now bool, observers ...actors.Observer) (*actors.Runtime, error) {
+// startupValidate runs the startup checks as a node does (node.CheckStartup): a
+// configuration error exits 2, a database that never answered exits 1.
+func (n *node) startupValidate(ctx context.Context) error {
+	var plan *ledger.Plan
+	if n.cfg.CleanupEnabled() {
+		plan = n.plan
+	}
+	return rnode.CheckStartup(ctx, n.log, n.passes, plan, n.startup)
+}
+
+// runtime builds the runtime of a one-off sweep with the passes in only (every pass
+// when empty) and the ledger observer, each sweeping as soon as it starts, with no
+// stagger. It runs none of the ledger's own loops: a running node does.
+func (n *node) runtime(only []string, observers ...actors.Observer) (*actors.Runtime, error) {
 	var all []actors.Observer
 	if n.ledger != nil {
 		all = append(all, &actors.LedgerObserver{Ledger: n.ledger})
@@ -172,33 +158,14 @@ func (n *node) runtime(only []string, internal, now bool, observers ...actors.Ob
 	reporter := actors.LogFailureReporter{Logger: n.log, Redact: func(err error) string {
 		return passes.RedactTextFor(n.cfg.Database.Driver, err.Error(), n.cfg.Database.DSN)
 	}}
-	rt := actors.New(n.clusterRuntime(actors.Config{Logger: n.log, MaxConcurrentDeletes: n.cfg.Node.MaxConcurrentDeletes, Observers: all, FailureReporter: reporter}))
-	for _, r := range append(n.registrations(), n.helperRegistrations()...) {
+	rt := actors.New(actors.Config{Logger: n.log, MaxConcurrentDeletes: n.cfg.Node.MaxConcurrentDeletes, Observers: all, FailureReporter: reporter})
+	for _, r := range n.registrations() {
 		if len(only) > 0 && !slices.Contains(only, r.Name) {
 			continue
 		}
-		if now {
-			r.Options.MaxStartupStagger = 0
-		}
+		r.Options.MaxStartupStagger = 0
 		if err := rt.Register(r); err != nil {
 			return nil, badConfig(err)
-		}
-	}
-	var loops []passes.Registration
-	if internal {
-		var plan *ledger.Plan // nil: no cleanup
-		if n.cfg.CleanupEnabled() {
-			plan = n.plan // with the drain helpers' names in cluster mode (helperCleanup)
-		}
-		loops = rnode.LedgerLoops(n.ledger, plan, rt.PassNames(), func(w string) { n.log.Warn(w) })
-	}
-	for _, r := range loops { // the ledger's own loops are passes like any other: one member runs each
-		r, err := n.exclusive(r)
-		if err != nil {
-			return nil, err
-		}
-		if err := rt.Register(r); err != nil {
-			return nil, err
 		}
 	}
 	return rt, nil

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	rnode "github.com/retentionkit/retention/node"
 	"github.com/retentionkit/retention/passes"
 )
 
@@ -28,7 +29,7 @@ func TestStartupChecksOnALockedTableGiveUpAsDatabaseUnavailable(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer n.close()
-	n.startup = startupLimits{retry: 2 * time.Second, attempt: 200 * time.Millisecond}
+	n.startup = rnode.StartupOptions{Retry: 2 * time.Second, Attempt: 200 * time.Millisecond}
 	holder, err := e.db.BeginTx(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -39,7 +40,7 @@ func TestStartupChecksOnALockedTableGiveUpAsDatabaseUnavailable(t *testing.T) {
 	}
 	err = n.startupValidate(ctx)
 	var ce *configError
-	if !errors.Is(err, errDatabaseUnavailable) || errors.As(err, &ce) || !strings.Contains(err.Error(), `pass "audit-log"`) {
+	if !errors.Is(err, rnode.ErrDatabaseUnavailable) || errors.As(err, &ce) || !strings.Contains(err.Error(), `pass "audit-log"`) {
 		t.Fatalf("startupValidate = %v, want database unavailable naming the pass, not a configuration error", err)
 	}
 	if retries := strings.Count(logs.String(), "database unavailable during the startup checks; retrying"); retries < 2 {

@@ -37,6 +37,9 @@ func TestStatusNamesTheLiveNodesAndTriggerWarnsWithoutOne(t *testing.T) {
 		if r.code != 0 || !strings.Contains(r.stdout, "no node is alive") || !strings.Contains(r.stdout, gone.ID) {
 			t.Fatalf("status with only a stale node: exit %d:\n%s%s", r.code, r.stdout, r.stderr)
 		}
+		if line := healthLine(r.stdout); !strings.HasPrefix(line, "health: ready (from the ledger") {
+			t.Fatalf("status with no node running: health line %q, want ready judged from the ledger", line)
+		}
 		r = retention(t, "trigger", "--config", path, "audit-log")
 		if r.code != 0 || !strings.Contains(r.stderr, "no live node will claim the queued sweep") {
 			t.Fatalf("trigger with no live node: exit %d, stderr:\n%s", r.code, r.stderr)

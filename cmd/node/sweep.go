@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -13,6 +15,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/retentionkit/retention/actors"
+	rnode "github.com/retentionkit/retention/node"
+	"github.com/retentionkit/retention/passes"
 )
 
 func sweepCommand(o *options) *cobra.Command {
@@ -144,7 +148,7 @@ func (n *node) sweep(ctx context.Context, only []string, drain bool, retry time.
 	if drain {
 		drainUnbounded(n.passes)
 	}
-	rt, err := n.runtime(names, false, true, actors.ObserverFunc(func(e actors.Event) error {
+	rt, err := n.runtime(names, actors.ObserverFunc(func(e actors.Event) error {
 		events <- e
 		return nil
 	}))
@@ -218,6 +222,20 @@ func (n *node) sweep(ctx context.Context, only []string, drain bool, retry time.
 	}
 	show.wait()
 	return printSummary(o, names, totals)
+}
+
+// lockForSweep is cluster mode's part of a one-off `sweep`: the command joins no
+// cluster, but its sweeps take the same locks as the members' (node.LockTables), so a
+// manual sweep never runs beside a member's sweep of the same pass (it ends "elsewhere"
+// instead). Its connections are named retention:sweep-<pid>.
+func (n *node) lockForSweep(ctx context.Context) error {
+	if !n.cfg.Cluster.Enabled {
+		return nil
+	}
+	if err := rnode.CheckClusterDatabase(ctx, n.db, n.cfg); err != nil {
+		return err
+	}
+	return rnode.LockTables(n.passes, passes.SweepConnOptions{ApplicationName: passes.MemberAppPrefix + "sweep-" + strconv.Itoa(os.Getpid())})
 }
 
 // timedOut is the error of a single sweep whose batch timed out.

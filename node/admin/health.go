@@ -37,10 +37,16 @@ func (h *Handler) healthz(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, code, body)
 }
 
-// readiness is /readyz's JSON body.
-type readiness struct {
+// Readiness is /readyz's JSON body: the node's health.Verdict. It is exported so a
+// reader of the probe (`retention status`) decodes the shape the probe writes.
+type Readiness struct {
 	Status string           `json:"status"` // ready, starting or degraded
 	Passes []health.Problem `json:"passes,omitempty"`
+}
+
+// Verdict is the verdict the body states.
+func (r Readiness) Verdict() health.Verdict {
+	return health.Verdict{State: health.State(r.Status), Problems: r.Passes}
 }
 
 // readyz answers 503 "starting" before the runtime started, 503 "degraded" naming each
@@ -48,14 +54,14 @@ type readiness struct {
 // supervision, or is in configuration drift, and 200 "ready" otherwise.
 func (h *Handler) readyz(w http.ResponseWriter, _ *http.Request) {
 	if !h.ready.Load() {
-		writeJSON(w, http.StatusServiceUnavailable, readiness{Status: string(health.Starting)})
+		writeJSON(w, http.StatusServiceUnavailable, Readiness{Status: string(health.Starting)})
 		return
 	}
 	v, code := health.Judge(h.cfg.Runtime.Status(), h.cfg.ReadyAfterFailures), http.StatusOK
 	if v.State != health.Ready {
 		code = http.StatusServiceUnavailable
 	}
-	writeJSON(w, code, readiness{Status: string(v.State), Passes: v.Problems})
+	writeJSON(w, code, Readiness{Status: string(v.State), Passes: v.Problems})
 }
 
 func writeJSON(w http.ResponseWriter, code int, body any) {

@@ -1,6 +1,11 @@
 package health
 
-import "github.com/retentionkit/retention/actors"
+import (
+	"fmt"
+	"strings"
+
+	"github.com/retentionkit/retention/actors"
+)
 
 // State is a node's health in one word, as /readyz, the dashboard and `retention
 // status` all spell it.
@@ -33,4 +38,22 @@ func Judge(st actors.Status, failedSweeps int) Verdict {
 		return Verdict{State: Degraded, Problems: problems}
 	}
 	return Verdict{State: Ready}
+}
+
+// String is the verdict in one line, as `retention status` prints it: the state, then
+// each problem as pass (reason, failures in a row: error). The probe's JSON and the
+// dashboard's badge hold the same state and problems.
+func (v Verdict) String() string {
+	if len(v.Problems) == 0 {
+		return string(v.State)
+	}
+	parts := make([]string, 0, len(v.Problems))
+	for _, p := range v.Problems {
+		s := fmt.Sprintf("%s (%s, %d failed in a row", p.Pass, p.Reason, p.ConsecutiveFailures)
+		if p.Error != "" {
+			s += ": " + p.Error
+		}
+		parts = append(parts, s+")")
+	}
+	return string(v.State) + ": " + strings.Join(parts, "; ")
 }

@@ -1,25 +1,29 @@
-package main
+package node
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"strconv"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/sirupsen/logrus"
+	"github.com/uptrace/bun"
 
 	"github.com/retentionkit/retention/actors"
 	"github.com/retentionkit/retention/node/admin"
 	"github.com/retentionkit/retention/node/cluster"
+	"github.com/retentionkit/retention/node/config"
 	"github.com/retentionkit/retention/passes"
 	"github.com/retentionkit/retention/passes/ledger"
 )
 
 // Cluster mode in the node (docs/cluster.md): the database is checked (PostgreSQL 14 or
-// later, else exit 2), the node joins the cluster, every sweep takes its identity's
-// advisory lock on a connection named retention:<member-id> with the settings that free
-// a dead member's locks in seconds, and the delete slots are shared by every member.
+// later, else a ConfigError), the node joins the cluster, every sweep takes its
+// identity's advisory lock on a connection named retention:<member-id> with the settings
+// that free a dead member's locks in seconds, and the delete slots are shared by every
+// member.
 
 // clusterState is what cluster mode adds to a node.
 type clusterState struct {
@@ -29,21 +33,25 @@ type clusterState struct {
 	capacity int // cluster-wide delete slots per database
 }
 
-// clusterOptions turns the cluster: section into the member's options.
-func (n *node) clusterOptions() cluster.Options {
-	c := n.cfg.Cluster
+// ClusterOptions turns cfg's cluster: section into a member's options, for Open and for
+// `retention status`, which reads the members without joining.
+func ClusterOptions(cfg *config.Config, log *logrus.Logger) cluster.Options {
+	c := cfg.Cluster
 	return cluster.Options{Name: c.Name, Endpoints: c.Etcd.Endpoints, Prefix: c.Etcd.Prefix, Bind: c.Bind, Advertise: c.Advertise,
 		DrainHelpers: c.DrainHelpers, FenceAfter: c.FenceAfterOr0(), StartupTimeout: c.StartupTimeoutOr0(),
-		LeaveGrace: n.cfg.ShutdownGrace(), Logger: n.log}
+		LeaveGrace: cfg.ShutdownGrace(), Logger: log}
 }
 
-// joinCluster checks the database, joins the cluster and puts every table pass under
-// its sweep lock. It does nothing outside cluster mode.
-func (n *node) joinCluster(ctx context.Context) error {
+// joinCluster checks the database, joins the cluster and puts every table pass under its
+// sweep lock; what it acquired is undone by Close. It does nothing outside cluster mode.
+func (n *Node) joinCluster(ctx context.Context) error {
 	if !n.cfg.Cluster.Enabled {
 		return nil
 	}
-	if err := n.checkClusterDatabase(ctx); err != nil {
+	if n.opts.System != nil {
+		return badConfig(errors.New("cluster.enabled: the node runs in the cluster member's actor system; leave Options.System nil"))
+	}
+	if err := CheckClusterDatabase(ctx, n.db, n.cfg); err != nil {
 		return err
 	}
 	for _, p := range n.cfg.Passes {
@@ -52,11 +60,16 @@ func (n *node) joinCluster(ctx context.Context) error {
 		}
 	}
 	n.log.WithField("endpoints", strings.Join(n.cfg.Cluster.Etcd.Endpoints, ",")).Info("joining the cluster")
-	m, err := cluster.Join(ctx, n.clusterOptions())
+	o := ClusterOptions(n.cfg, n.log)
+	o.Provider = n.opts.ClusterProvider
+	m, err := cluster.Join(ctx, o)
 	if err != nil {
 		return err
 	}
 	cs := &clusterState{member: m, conn: passes.SweepConnOptions{ApplicationName: passes.MemberAppPrefix + m.ID()}}
+	// An error path leaves at once; Stop leaves first, gracefully unless fenced, and
+	// then this does nothing (Leave is once).
+	n.undo.push(func() { leave(m, false) })
 	cs.capacity = n.cfg.Cluster.MaxConcurrentDeletes
 	if cs.capacity <= 0 {
 		cs.capacity = n.cfg.Node.MaxConcurrentDeletes
@@ -66,39 +79,38 @@ func (n *node) joinCluster(ctx context.Context) error {
 	}
 	cs.slots, err = passes.OpenAdvisorySlotsWith(ctx, n.cfg.Database.Driver, n.cfg.Database.DSN, passes.DefaultDatabase, cs.conn)
 	if err != nil {
-		leave(m, false)
 		return fmt.Errorf("cluster: delete slots: %s", passes.RedactTextFor(n.cfg.Database.Driver, err.Error(), n.cfg.Database.DSN))
 	}
-	if err := n.lockTables(cs.conn); err != nil {
-		leave(m, false)
+	n.undo.push(func() { _ = cs.slots.Close() })
+	if err := LockTables(n.passes, cs.conn); err != nil {
 		return err
 	}
 	if err := n.helperCleanup(); err != nil {
-		leave(m, false)
 		return badConfig(err)
 	}
-	m.SetReaders(n.lockReader(), cs.slotReader())
+	m.SetReaders(LockReader(n.db, n.cfg), cs.slotReader())
 	n.cluster = cs
 	n.log.WithField("member", m.ID()).WithField("address", m.Address()).Info("joined the cluster")
 	return nil
 }
 
-// checkClusterDatabase refuses a database cluster mode cannot run on (exit 2): SQLite,
-// or PostgreSQL older than 14. A server that does not answer is exit 1.
-func (n *node) checkClusterDatabase(ctx context.Context) error {
-	if err := passes.CheckClusterSupport(ctx, n.db); err != nil {
+// CheckClusterDatabase refuses a database cluster mode cannot run on with a ConfigError:
+// SQLite, or PostgreSQL older than 14. A server that does not answer is a plain error.
+func CheckClusterDatabase(ctx context.Context, db *bun.DB, cfg *config.Config) error {
+	if err := passes.CheckClusterSupport(ctx, db); err != nil {
 		if errors.Is(err, passes.ErrClusterUnsupported) {
 			return badConfig(fmt.Errorf("cluster.enabled: %w", err))
 		}
-		return fmt.Errorf("cluster: %s", passes.RedactTextFor(n.cfg.Database.Driver, err.Error(), n.cfg.Database.DSN))
+		return fmt.Errorf("cluster: %s", passes.RedactTextFor(cfg.Database.Driver, err.Error(), cfg.Database.DSN))
 	}
 	return nil
 }
 
-// lockTables puts every table pass under its sweep lock, held on connections with conn's
-// settings.
-func (n *node) lockTables(conn passes.SweepConnOptions) error {
-	for i, p := range n.passes {
+// LockTables puts every table pass of ps under its sweep lock, held on connections with
+// conn's settings, in place. A cluster member does it at join; a one-off `sweep` of a
+// cluster's passes does it too, so it never sweeps beside a member.
+func LockTables(ps []Pass, conn passes.SweepConnOptions) error {
+	for i, p := range ps {
 		if !p.IsTable() {
 			continue
 		}
@@ -106,23 +118,9 @@ func (n *node) lockTables(conn passes.SweepConnOptions) error {
 		if err != nil {
 			return badConfig(err)
 		}
-		n.passes[i] = p.WithTable(locked)
+		ps[i] = p.WithTable(locked)
 	}
 	return nil
-}
-
-// lockForSweep is cluster mode's part of a one-off `sweep`: the command joins no
-// cluster, but its sweeps take the same locks as the members', so a manual sweep never
-// runs beside a member's sweep of the same pass (it ends "elsewhere" instead). Its
-// connections are named retention:sweep-<pid>.
-func (n *node) lockForSweep(ctx context.Context) error {
-	if !n.cfg.Cluster.Enabled {
-		return nil
-	}
-	if err := n.checkClusterDatabase(ctx); err != nil {
-		return err
-	}
-	return n.lockTables(passes.SweepConnOptions{ApplicationName: passes.MemberAppPrefix + "sweep-" + strconv.Itoa(os.Getpid())})
 }
 
 // leaveTimeout bounds leaving the cluster: protoactor's graceful leave waits 2s for the
@@ -138,7 +136,7 @@ func leave(m *cluster.Member, graceful bool) {
 
 // helperRegistrations are the drain helpers of every table pass: the same table under
 // the helper's identity, so its own lock.
-func (n *node) helperRegistrations() []passes.Registration {
+func (n *Node) helperRegistrations() []passes.Registration {
 	if n.cluster == nil || n.cfg.Cluster.DrainHelpers <= 0 {
 		return nil
 	}
@@ -162,13 +160,14 @@ func (n *node) helperRegistrations() []passes.Registration {
 // helperCleanup lists each drain helper's runs for the metadata cleanup wherever its
 // pass's runs are listed, with the same retention, so helpers' runs are pruned like
 // their pass's (a name not listed is never pruned).
-func (n *node) helperCleanup() error {
-	if n.ledger == nil || n.cfg.Cluster.DrainHelpers <= 0 {
+func (n *Node) helperCleanup() error {
+	if n.ledger == nil || n.cfg.Cluster.DrainHelpers <= 0 || !n.cfg.CleanupEnabled() {
 		return nil
 	}
 	cfg := n.cfg.CleanupConfig()
+	names := passNames(n.passes)
 	for _, e := range cfg.Names {
-		if !n.hasPass(e.Name) {
+		if !slices.Contains(names, e.Name) {
 			continue
 		}
 		for k := 1; k <= n.cfg.Cluster.DrainHelpers; k++ {
@@ -185,7 +184,7 @@ func (n *node) helperCleanup() error {
 
 // exclusive puts a registration that is not a table (the ledger's own loops) under its
 // sweep lock in cluster mode.
-func (n *node) exclusive(r passes.Registration) (passes.Registration, error) {
+func (n *Node) exclusive(r passes.Registration) (passes.Registration, error) {
 	if n.cluster == nil {
 		return r, nil
 	}
@@ -197,9 +196,9 @@ func (n *node) exclusive(r passes.Registration) (passes.Registration, error) {
 	return r, nil
 }
 
-// runtimeConfig adds cluster mode's part to a runtime's configuration: the member's
+// clusterRuntime adds cluster mode's part to a runtime's configuration: the member's
 // actor system, placement, and the shared slots.
-func (n *node) clusterRuntime(cfg actors.Config) actors.Config {
+func (n *Node) clusterRuntime(cfg actors.Config) actors.Config {
 	if n.cluster == nil {
 		return cfg
 	}
@@ -213,11 +212,13 @@ func (n *node) clusterRuntime(cfg actors.Config) actors.Config {
 	return cfg
 }
 
-func (n *node) lockReader() cluster.LockReader {
+// LockReader reads who holds the sweep locks of the named passes on cfg's database, with
+// the DSN redacted from its errors: the member's view of the locks, and status's.
+func LockReader(db *bun.DB, cfg *config.Config) cluster.LockReader {
 	return func(ctx context.Context, ids []string) (map[string]passes.LockHolderInfo, error) {
-		held, err := passes.LockHolders(ctx, n.db, ids)
+		held, err := passes.LockHolders(ctx, db, ids)
 		if err != nil {
-			return nil, fmt.Errorf("%s", passes.RedactTextFor(n.cfg.Database.Driver, err.Error(), n.cfg.Database.DSN))
+			return nil, fmt.Errorf("%s", passes.RedactTextFor(cfg.Database.Driver, err.Error(), cfg.Database.DSN))
 		}
 		return held, nil
 	}
@@ -232,15 +233,3 @@ func (cs *clusterState) slotReader() cluster.SlotReader {
 		return []admin.ClusterSlots{{Database: passes.DefaultDatabase, InUse: inUse, Capacity: cs.capacity}}, nil
 	}
 }
-
-func (cs *clusterState) close() {
-	if cs.slots != nil {
-		_ = cs.slots.Close()
-	}
-}
-
-// fencedExit is a node that fenced itself: exit code 3.
-type fencedExit struct{ err *cluster.FencedError }
-
-func (e *fencedExit) Error() string { return e.err.Error() }
-func (e *fencedExit) Unwrap() error { return e.err }

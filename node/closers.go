@@ -1,4 +1,4 @@
-package main
+package node
 
 // closers undo what a start has done so far, last first, in one place: a step that
 // succeeds pushes its undo, and a failing step further on returns without repeating

@@ -1,11 +1,10 @@
-package main
+package node
 
 import (
 	"slices"
 	"testing"
 	"time"
 
-	rnode "github.com/retentionkit/retention/node"
 	"github.com/retentionkit/retention/node/config"
 	"github.com/retentionkit/retention/passes"
 	"github.com/retentionkit/retention/passes/dbtest"
@@ -23,7 +22,7 @@ func TestHelperRunsArePrunedLikeTheirPass(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := &node{cfg: cfg, ledger: l, passes: []rnode.Pass{rnode.GoPass(passes.Registration{Name: "events"})}}
+	n := &Node{cfg: cfg, ledger: l, passes: []Pass{GoPass(passes.Registration{Name: "events"})}}
 	if err := n.helperCleanup(); err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,122 @@
+//go:build cluster
+
+// Cluster mode through node.Open, on protoactor's in-memory provider instead of etcd.
+// protoactor's cluster races inside itself at our version, so this runs without -race,
+// behind the cluster build tag, as node/cluster's in-process tests do: make cluster, or
+// go test -tags cluster -run TestOpenRunsClusterMode ./node/.
+
+package node_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	protocluster "github.com/asynkron/protoactor-go/cluster"
+	"github.com/asynkron/protoactor-go/cluster/clusterproviders/test"
+
+	"github.com/retentionkit/retention/actors"
+	"github.com/retentionkit/retention/node"
+	"github.com/retentionkit/retention/node/config"
+	"github.com/retentionkit/retention/passes"
+)
+
+// TestOpenRunsClusterMode: a node opened with run's options from a file with
+// cluster.enabled joins the cluster, sweeps its table pass under the pass's sweep lock as
+// the member that owns it, serves /cluster, and leaves on Stop (Stop answers nil: not
+// fenced, not degraded).
+func TestOpenRunsClusterMode(t *testing.T) {
+	dsn := os.Getenv("TEST_DATABASE_URL")
+	if dsn == "" {
+		t.Skip("TEST_DATABASE_URL is not set: cluster mode needs PostgreSQL")
+	}
+	ctx := t.Context()
+	db, err := passes.Open(ctx, passes.DriverPostgres, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	table := fmt.Sprintf("node_cluster_events_%d", os.Getpid())
+	old := time.Now().Add(-48 * time.Hour)
+	for _, q := range []string{
+		"CREATE TABLE " + table + " (id BIGSERIAL PRIMARY KEY, at TIMESTAMPTZ NOT NULL)",
+		fmt.Sprintf("INSERT INTO %s (at) VALUES ('%s'), ('%s'), (now())", table, old.Format(time.RFC3339), old.Format(time.RFC3339)),
+	} {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { _, _ = db.ExecContext(context.Background(), "DROP TABLE IF EXISTS "+table) })
+	prefix := fmt.Sprintf("ncl%d_", os.Getpid())
+	t.Cleanup(func() {
+		for _, tbl := range []string{"settings", "dead_letter", "work_queue", "log", "metadata", "node", "quarantine", "backlog_sample", "migrations", "migration_locks"} {
+			_, _ = db.ExecContext(context.Background(), "DROP TABLE IF EXISTS "+prefix+tbl+" CASCADE")
+		}
+	})
+	body := fmt.Sprintf(`database:
+  driver: postgres
+  dsn: %q
+ledger:
+  table_prefix: %s
+node:
+  admin: 127.0.0.1:0
+cluster:
+  enabled: true
+  etcd:
+    endpoints: ["127.0.0.1:2379"]
+passes:
+  - name: events
+    table: %s
+    key: id
+    timestamp: at
+    retention_period: 1d
+    max_startup_stagger: 0s
+`, dsn, prefix, table)
+	path := filepath.Join(t.TempDir(), "retention.yaml")
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.LoadConfig(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan string, 8)
+	watch := actors.ObserverFunc(func(e actors.Event) error {
+		if d, ok := e.(actors.SweepDone); ok && d.Reason == actors.Drained {
+			select {
+			case done <- d.Name:
+			default:
+			}
+		}
+		return nil
+	})
+	agent := test.NewInMemAgent()
+	opts := runOptions()
+	opts.Observers = []actors.Observer{watch}
+	opts.ClusterProvider = func() (protocluster.ClusterProvider, error) {
+		return test.NewTestProvider(agent, test.WithTestProviderRefreshTtl(time.Second)), nil
+	}
+	n, err := node.Open(ctx, cfg, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	if err := n.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitSweeps(t, done, "events")
+	var left int
+	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM "+table).Scan(&left); err != nil || left != 1 {
+		t.Fatalf("rows left = %d (%v), want the one row not yet expired", left, err)
+	}
+	if body := get(t, "http://"+n.AdminAddr()+"/cluster"); !strings.Contains(body, `"events"`) {
+		t.Fatalf("/cluster does not list the pass:\n%s", body)
+	}
+	if err := n.Stop(context.WithoutCancel(ctx)); err != nil {
+		t.Fatalf("Stop = %v, want nil for a member that was not fenced", err)
+	}
+}
