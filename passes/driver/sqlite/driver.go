@@ -13,7 +13,9 @@ import (
 const Name = "sqlite"
 
 // Driver is the SQLite driver. Its zero value is ready to use.
-type Driver struct{}
+type Driver struct {
+	driver.NoSessionLocks // SQLite's locks are the file's, not a session's
+}
 
 var _ driver.Driver = Driver{}
 
