@@ -264,7 +264,12 @@ func TestPassChartsInBrowser(t *testing.T) {
 		}
 	}
 	// The folded values, once opened, stay open when the page refreshes its live block.
-	do(t, ctx, chromedp.Click(chromedp.CSS("#sweeps-values summary")))
+	// Clicked in the page, in one step: the live block refreshes every 200ms, and a
+	// click by node id can find its node replaced in between (CI once failed with "Could
+	// not find node with given id").
+	if !eval[bool](t, ctx, `(function(){ const s = document.querySelector('#sweeps-values summary'); if (!s) return false; s.click(); return true; })()`) {
+		t.Fatal("no #sweeps-values summary to open")
+	}
 	generation := eval[int](t, ctx, `Number(document.getElementById('live').dataset.generation)`)
 	waitFor(t, ctx, "a refresh of the live block", fmt.Sprintf(`Number(document.getElementById('live').dataset.generation) > %d`, generation))
 	if !eval[bool](t, ctx, `document.getElementById('sweeps-values').open && document.querySelectorAll('#sweeps-values li').length === 4`) {
