@@ -79,6 +79,14 @@ func quarantined(t *testing.T, l *ledger.Ledger) []ledger.QuarantinedRow {
 	return rows
 }
 
+// orNil is *s, or "" when s is nil (a quarantine row's column that holds NULL).
+func orNil(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
 // TestTableQuarantine: a row an unlisted table references is reported once, when it
 // enters quarantine; later sweeps leave it out until its backoff is over, then try it
 // alone, doubling the wait; once the reference is gone the next attempt deletes it and
@@ -106,16 +114,18 @@ func TestTableQuarantine(t *testing.T) {
 		if !errors.As(errs[0], &rowErr) || passes.KeyText(rowErr.Key) != "[6]" {
 			t.Fatalf("skipped error = %#v, want a *passes.RowError for [6]", errs[0])
 		}
-		pg := db.Dialect().Name() == dialect.PG
-		if pg && (rowErr.Table != f.p+"unlisted" || rowErr.Constraint == "" || !strings.Contains(rowErr.Error(), f.p+"unlisted")) {
-			t.Fatalf("PostgreSQL names the referencing table and constraint; got table %q constraint %q (%v)", rowErr.Table, rowErr.Constraint, rowErr)
+		// Whether a database names the table that holds a row is stated in the conformance
+		// suite (bisection area); one that does must name the right table.
+		if rowErr.Table != "" && (rowErr.Table != f.p+"unlisted" || !strings.Contains(rowErr.Error(), f.p+"unlisted")) {
+			t.Fatalf("row error names table %q, want %s (%v)", rowErr.Table, f.p+"unlisted", rowErr)
 		}
 		rows := quarantined(t, l)
 		if len(rows) != 1 || rows[0].Key != "[6]" || rows[0].Attempts != 1 || !rows[0].NextAttempt.Equal(clk.Now().Add(time.Hour)) {
 			t.Fatalf("quarantine = %+v, want [6] once, next attempt in an hour", rows)
 		}
-		if pg && (rows[0].ReferencingTable == nil || *rows[0].ReferencingTable != f.p+"unlisted" || rows[0].Constraint == nil) {
-			t.Fatalf("quarantine row = %+v, want the referencing table and constraint", rows[0])
+		// The quarantine keeps what the row's error named, nothing when it named nothing.
+		if orNil(rows[0].ReferencingTable) != rowErr.Table || orNil(rows[0].Constraint) != rowErr.Constraint {
+			t.Fatalf("quarantine row = %+v, want the referencing table %q and constraint %q the row's error named", rows[0], rowErr.Table, rowErr.Constraint)
 		}
 
 		// Before its next attempt the row is not tried: nothing reported, no attempt counted.
