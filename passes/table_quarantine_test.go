@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/dialect"
 
 	"github.com/retentionkit/retention/core/clock"
 	"github.com/retentionkit/retention/passes"
@@ -194,32 +193,8 @@ func TestTableQuarantineReleasesVanishedRows(t *testing.T) {
 	})
 }
 
-// TestTableQuarantineTrigger: a row a trigger refuses to delete is quarantined like a
-// referenced one, and the other rows are deleted.
-func TestTableQuarantineTrigger(t *testing.T) {
-	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		f := newFixture(t, db, passes.TimestampNative)
-		for id := 1; id <= 5; id++ {
-			f.log(id, cutoffT.Add(-time.Hour), "done")
-		}
-		if db.Dialect().Name() == dialect.PG {
-			f.exec(`CREATE FUNCTION {p}refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'row % is kept', OLD.id; END $$`)
-			f.exec(`CREATE TRIGGER {p}keep BEFORE DELETE ON {p}audit_log FOR EACH ROW WHEN (OLD.id = 3) EXECUTE FUNCTION {p}refuse()`)
-			t.Cleanup(func() { _, _ = db.ExecContext(context.Background(), "DROP FUNCTION IF EXISTS "+f.p+"refuse CASCADE") })
-		} else {
-			f.exec(`CREATE TRIGGER {p}keep BEFORE DELETE ON {p}audit_log FOR EACH ROW WHEN OLD.id = 3 BEGIN SELECT RAISE(ABORT, 'row 3 is kept'); END`)
-		}
-		l := quarantineLedger(t, db)
-		spec := f.spec()
-		spec.Children = nil
-		tbl := f.table(spec).WithQuarantine(l.Quarantine(nil).WithClock(clock.NewManual(time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC))))
-		deleted, errs := quarantineSweep(t, tbl, 10)
-		rows := quarantined(t, l)
-		if deleted != 4 || len(errs) != 1 || len(rows) != 1 || rows[0].Key != "[3]" || !strings.Contains(rows[0].Error, "kept") {
-			t.Fatalf("deleted %d, skipped %v, quarantine %+v; want 4 deleted and row 3 quarantined with the trigger's message", deleted, errs, rows)
-		}
-	})
-}
+// A row a trigger refuses to delete is quarantined like a referenced one: stated in the
+// conformance suite (passes/passtest, quarantine area).
 
 // TestOldestExpiredLeavesQuarantinedRowsOut: once a sweep has put the one row it could
 // not delete in quarantine, the table holds no row a sweep could delete, so the
