@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/dialect"
 
 	"github.com/retentionkit/retention/passes"
 )
@@ -29,8 +28,7 @@ type fixture struct {
 func newFixture(t *testing.T, db *bun.DB, format passes.TimestampFormat) *fixture {
 	t.Helper()
 	f := &fixture{t: t, db: db, p: newFixturePrefix(), format: format}
-	pg := db.Dialect().Name() == dialect.PG
-	tsType := map[bool]string{true: "TIMESTAMPTZ", false: "TEXT"}[pg]
+	tsType := nativeTimestampType(t, db)
 	if format == passes.TimestampUnixSeconds || format == passes.TimestampUnixMillis {
 		tsType = "BIGINT"
 	}
@@ -128,3 +126,18 @@ func (f *fixture) table(spec passes.TableSpec) *passes.Table {
 // newFixturePrefix returns a table name prefix unique to a test, so tests sharing the
 // PostgreSQL database never see each other's tables.
 func newFixturePrefix() string { return fmt.Sprintf("t%08x_", rand.Uint32()) }
+
+// nativeTimestampType is the column type the fixture gives a native timestamp: the
+// first type db's driver accepts for one, or TEXT on a database whose columns have no
+// types to check (SQLite keeps an instant as text).
+func nativeTimestampType(t *testing.T, db *bun.DB) string {
+	t.Helper()
+	d, err := passes.DriverFor(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if native, _ := d.TimestampTypes(); len(native) > 0 {
+		return native[0]
+	}
+	return "TEXT"
+}

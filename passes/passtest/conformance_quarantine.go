@@ -16,7 +16,36 @@ import (
 // counts attempts, keeps the constraint and referencing table, says which rows are due,
 // and releases them by key, by pass or all at once.
 func quarantineBehaviours() []behaviour {
-	return []behaviour{{name: "store holds, backs off and releases", run: quarantineStore, skip: needLedger}}
+	return []behaviour{
+		{name: "store holds, backs off and releases", run: quarantineStore, skip: needLedger},
+		{name: "a row a trigger refuses is quarantined", run: quarantineTrigger, skip: needLedger},
+	}
+}
+
+// quarantineTrigger: a row a trigger refuses to delete is quarantined like a referenced
+// one, with the trigger's message, and the other rows of the sweep are deleted.
+func quarantineTrigger(t *testing.T, db *DB) {
+	if db.KeepRow == nil {
+		t.Fatalf("the %s database gives no KeepRow trigger (DB.KeepRow)", db.Driver)
+	}
+	a := newAudit(t, db, passes.TimestampNative)
+	for id := 1; id <= 5; id++ {
+		a.log(id, auditCutoff.Add(-time.Hour), "done")
+	}
+	for _, s := range db.KeepRow("audit_log", 3) {
+		a.exec(s)
+	}
+	l := migratedLedger(t, db)
+	q := l.Quarantine(nil).WithClock(clock.NewManual(time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC)))
+	res := Sweep(t, a.table(a.bare()).WithQuarantine(q), 10, auditCutoff)
+	a.requireIDs("audit_log", []int64{3}, "only the row the trigger refuses stays")
+	rows, err := l.QuarantinedRows(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Deleted != 4 || len(res.Skipped) != 1 || len(rows) != 1 || rows[0].Key != "[3]" || !strings.Contains(rows[0].Error, "kept") {
+		t.Fatalf("sweep = %+v, quarantine %+v; want 4 deleted and row 3 quarantined with the trigger's message", res, rows)
+	}
 }
 
 func quarantineStore(t *testing.T, db *DB) {

@@ -32,6 +32,10 @@ type DB struct {
 	// second node of a cluster would hold: the sweep-lock behaviours run one sweep on
 	// each. It is nil on a database without session locks (Target.NoSessionLocks).
 	Reopen func(t testing.TB) *bun.DB
+	// KeepRow returns the statements that create a trigger refusing the delete of the
+	// row of table whose id is id, with an error that says the row "is kept": what a
+	// trigger is written in differs by database, what it does to a sweep does not.
+	KeepRow func(table string, id int64) []string
 }
 
 // Type returns this database's spelling of ref, a column type in PostgreSQL's terms.
@@ -58,7 +62,21 @@ var sqliteTypes = map[string]string{
 // opened as passes.Open opens one (WAL, busy timeout, foreign keys).
 func SQLite(t testing.TB) *DB {
 	t.Helper()
-	return &DB{DB: dbtest.SQLite(t), Driver: passes.DriverSQLite, Types: sqliteTypes}
+	return &DB{DB: dbtest.SQLite(t), Driver: passes.DriverSQLite, Types: sqliteTypes, KeepRow: sqliteKeepRow}
+}
+
+// sqliteKeepRow is a trigger that aborts the delete of row id of table.
+func sqliteKeepRow(table string, id int64) []string {
+	return []string{fmt.Sprintf(`CREATE TRIGGER keep_%[1]s BEFORE DELETE ON %[1]s FOR EACH ROW WHEN OLD.id = %[2]d BEGIN SELECT RAISE(ABORT, 'row %[2]d is kept'); END`, table, id)}
+}
+
+// postgresKeepRow is a PL/pgSQL trigger function, in the test's schema, that raises on
+// the delete of row id of table, and its trigger.
+func postgresKeepRow(table string, id int64) []string {
+	return []string{
+		fmt.Sprintf(`CREATE FUNCTION keep_%[1]s() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'row %% is kept', OLD.id; END $$`, table),
+		fmt.Sprintf(`CREATE TRIGGER keep_%[1]s BEFORE DELETE ON %[1]s FOR EACH ROW WHEN (OLD.id = %[2]d) EXECUTE FUNCTION keep_%[1]s()`, table, id),
+	}
 }
 
 // Postgres returns a handle on a schema of its own on the server TEST_DATABASE_URL
@@ -97,7 +115,7 @@ func postgresWith(t testing.TB, params map[string]any) *DB {
 		t.Cleanup(func() { _ = db.Close() })
 		return db
 	}
-	return &DB{DB: db, Driver: passes.DriverPostgres, Reopen: open}
+	return &DB{DB: db, Driver: passes.DriverPostgres, Reopen: open, KeepRow: postgresKeepRow}
 }
 
 // Each runs f as two subtests, "sqlite" and "postgres", each on a throwaway database, so

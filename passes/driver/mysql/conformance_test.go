@@ -89,5 +89,11 @@ func openMySQL(t testing.TB, zone string) *passtest.DB {
 		t.Fatalf("open database %s: %v", name, err)
 	}
 	t.Cleanup(func() { _ = db.Close() })
-	return &passtest.DB{DB: db, Driver: mysql.Name, Types: mysqlTypes}
+	return &passtest.DB{DB: db, Driver: mysql.Name, Types: mysqlTypes, KeepRow: keepRow}
+}
+
+// keepRow is a trigger that signals on the delete of row id of table. The driver sends
+// it as one statement, so its body's semicolons need no client DELIMITER.
+func keepRow(table string, id int64) []string {
+	return []string{fmt.Sprintf("CREATE TRIGGER keep_%[1]s BEFORE DELETE ON %[1]s FOR EACH ROW BEGIN IF OLD.id = %[2]d THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'row %[2]d is kept'; END IF; END", table, id)}
 }
