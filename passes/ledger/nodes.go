@@ -63,8 +63,8 @@ func (l *Ledger) NodeID() string { return l.node }
 // again should recovery have pruned it while the node was cut off).
 func (l *Ledger) Heartbeat(ctx context.Context, n Node, at time.Time) error {
 	n.Heartbeat = at.UTC()
-	_, err := l.db.NewInsert().Model(&n).ModelTableExpr(l.table("node")).
-		On("CONFLICT (id) DO UPDATE").Set("heartbeat_time = EXCLUDED.heartbeat_time").Exec(ctx)
+	q := l.db.NewInsert().Model(&n).ModelTableExpr(l.table("node"))
+	_, err := l.driver.LedgerUpsert(q, []string{"id"}, "heartbeat_time").Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("ledger: heartbeat of node %s: %w", n.ID, err)
 	}

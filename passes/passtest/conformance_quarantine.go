@@ -16,7 +16,7 @@ import (
 // counts attempts, keeps the constraint and referencing table, says which rows are due,
 // and releases them by key, by pass or all at once.
 func quarantineBehaviours() []behaviour {
-	return []behaviour{{name: "store holds, backs off and releases", run: quarantineStore, skip: needLedger}}
+	return []behaviour{{name: "store holds, backs off and releases", run: quarantineStore}}
 }
 
 func quarantineStore(t *testing.T, db *DB) {
