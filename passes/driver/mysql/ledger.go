@@ -39,9 +39,11 @@ func (Driver) LedgerIdent(name string) string { return "`" + name + "`" }
 // runs it. With set empty it updates the first key column to itself: the row stays and,
 // since the driver asks for affected rows rather than found rows, counts as none.
 // INSERT IGNORE would do nothing too, but it also turns other errors (a too-long value,
-// a missing foreign key) into warnings.
+// a missing foreign key) into warnings. The upsert returns nothing: on MariaDB 10.5+ bun
+// would add a RETURNING for the model's defaulted columns, which returns the row there
+// even when nothing was inserted, so the count would say 1 where it is 0.
 func (Driver) LedgerUpsert(q *bun.InsertQuery, key []string, set ...string) *bun.InsertQuery {
-	q = q.On("DUPLICATE KEY UPDATE")
+	q = q.On("DUPLICATE KEY UPDATE").Returning("")
 	if len(set) == 0 {
 		return q.Set("? = ?", bun.Ident(key[0]), bun.Ident(key[0]))
 	}
