@@ -53,8 +53,8 @@ func (l *Ledger) requestSweepTx(ctx context.Context, tx bun.IDB, pass string, at
 }
 
 // workRow is a row of the work queue as a request inserts it. It is inserted through
-// bun's model so its id comes back as each database gives it: RETURNING on PostgreSQL
-// and SQLite, the last insert id on MySQL, which has no RETURNING.
+// bun's model so its id comes back as each database gives it: RETURNING on PostgreSQL,
+// SQLite and MariaDB, the last insert id on MySQL 8, which has no RETURNING.
 type workRow struct {
 	ID            int64     `bun:"id,pk,autoincrement"`
 	PassName      string    `bun:"pass_name"`
