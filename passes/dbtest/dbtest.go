@@ -11,16 +11,20 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
+	gomysql "github.com/go-sql-driver/mysql"
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/pgdialect"
 	"github.com/uptrace/bun/driver/pgdriver"
 
 	"github.com/retentionkit/retention/passes"
+	"github.com/retentionkit/retention/passes/driver"
+	"github.com/retentionkit/retention/passes/driver/mysql"
 	"github.com/retentionkit/retention/passes/driver/postgres"
 )
 
@@ -78,4 +82,49 @@ func Each(t *testing.T, f func(t *testing.T, db *bun.DB)) {
 	t.Helper()
 	t.Run("postgres", func(t *testing.T) { f(t, Postgres(t)) })
 	t.Run("sqlite", func(t *testing.T) { f(t, SQLite(t)) })
+}
+
+// MySQLPrefix starts the name of every database MySQL creates, so a test never touches a
+// database it did not make (the test user may create only these).
+const MySQLPrefix = "rt_mysql_"
+
+// MySQL returns a bun database on a fresh database rt_mysql_<random> of the MySQL or
+// MariaDB server TEST_MYSQL_URL names (go-sql-driver's DSN without a database), opened
+// through the driver as a node opens it and dropped when the test ends. It skips when
+// TEST_MYSQL_URL is unset, and fails under CI=true, where the MySQL tests must run.
+func MySQL(t testing.TB) *bun.DB {
+	t.Helper()
+	base := os.Getenv("TEST_MYSQL_URL")
+	if base == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("TEST_MYSQL_URL is not set (CI=true: the MySQL tests must run)")
+		}
+		t.Skip("TEST_MYSQL_URL is not set: no MySQL/MariaDB test (e.g. TEST_MYSQL_URL='root@tcp(127.0.0.1:3306)/')")
+	}
+	cfg, err := gomysql.ParseDSN(base)
+	if err != nil {
+		t.Fatalf("TEST_MYSQL_URL: %v", err)
+	}
+	name := fmt.Sprintf("%s%08x", MySQLPrefix, rand.Uint32())
+	admin, err := sql.Open("mysql", cfg.FormatDSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	if _, err := admin.ExecContext(context.Background(), "CREATE DATABASE `"+name+"`"); err != nil {
+		t.Fatalf("create database %s: %s", name, mysql.Driver{}.RedactText(err.Error(), base))
+	}
+	t.Cleanup(func() {
+		if a, err := sql.Open("mysql", cfg.FormatDSN()); err == nil {
+			_, _ = a.ExecContext(context.Background(), "DROP DATABASE IF EXISTS `"+name+"`")
+			_ = a.Close()
+		}
+	})
+	cfg.DBName = name
+	db, err := mysql.Driver{}.Open(context.Background(), cfg.FormatDSN(), driver.OpenOptions{})
+	if err != nil {
+		t.Fatalf("open database %s: %v", name, err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	return db
 }

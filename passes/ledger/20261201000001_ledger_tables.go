@@ -16,11 +16,11 @@ import (
 // version.
 func registerTables(m *migrate.Migrations, prefix string) {
 	m.MustRegister(func(ctx context.Context, db *bun.DB) error {
-		types, err := ledgerTypes(db)
+		d, err := driverOf(db)
 		if err != nil {
 			return err
 		}
-		return inTx(ctx, db, tableStatements(prefix, types))
+		return inTx(ctx, db, tableStatements(prefix, d.LedgerTypes(), d.LedgerIdent))
 	}, func(ctx context.Context, db *bun.DB) error {
 		var drops []string
 		for _, t := range []string{"settings", "dead_letter", "work_queue", "log", "metadata"} {
@@ -30,14 +30,17 @@ func registerTables(m *migrate.Migrations, prefix string) {
 	})
 }
 
-func tableStatements(p string, types driver.LedgerTypes) []string {
+// tableStatements writes the ledger's tables in the database's types; ident spells the
+// settings table's key column, which MySQL reserves. Indexed text is {name} (TEXT but on
+// MySQL), so PostgreSQL and SQLite still run the very statements they always ran.
+func tableStatements(p string, types driver.LedgerTypes, ident func(string) string) []string {
 	id, ts, big := types.Identity, types.Time, types.BigInt
-	r := strings.NewReplacer("{p}", p, "{id}", id, "{ts}", ts, "{big}", big)
+	r := strings.NewReplacer("{p}", p, "{id}", id, "{ts}", ts, "{big}", big, "{name}", types.Name, "{key}", ident("key"))
 	stmts := []string{
 		`CREATE TABLE {p}metadata (
 			id {id},
-			name TEXT NOT NULL,
-			state TEXT NOT NULL,
+			name {name} NOT NULL,
+			state {name} NOT NULL,
 			start_time {ts} NOT NULL,
 			end_time {ts},
 			cutoff {ts},
@@ -61,7 +64,7 @@ func tableStatements(p string, types driver.LedgerTypes) []string {
 			id {id},
 			pass_name TEXT NOT NULL,
 			requested_time {ts} NOT NULL,
-			state TEXT NOT NULL,
+			state {name} NOT NULL,
 			metadata_id {big} REFERENCES {p}metadata (id) ON DELETE RESTRICT)`,
 		`CREATE INDEX {p}work_queue_metadata ON {p}work_queue (metadata_id)`,
 		`CREATE INDEX {p}work_queue_state ON {p}work_queue (state, requested_time)`,
@@ -76,7 +79,7 @@ func tableStatements(p string, types driver.LedgerTypes) []string {
 		`CREATE INDEX {p}dead_letter_metadata ON {p}dead_letter (metadata_id)`,
 		`CREATE INDEX {p}dead_letter_retry ON {p}dead_letter (retry_metadata_id)`,
 		`CREATE TABLE {p}settings (
-			key TEXT PRIMARY KEY,
+			{key} {name} PRIMARY KEY,
 			value TEXT NOT NULL,
 			updated_time {ts} NOT NULL)`,
 	}
@@ -86,8 +89,10 @@ func tableStatements(p string, types driver.LedgerTypes) []string {
 	return stmts
 }
 
-// inTx runs the statements in one transaction (both databases have transactional DDL),
-// so a migration that fails half-way leaves nothing behind to trip over on the next try.
+// inTx runs the statements in one transaction, so on PostgreSQL and SQLite, whose DDL is
+// transactional, a migration that fails half-way leaves nothing behind to trip over on
+// the next try. MySQL commits each DDL statement on its own: there a migration that
+// fails half-way leaves the tables it made, and is finished by hand.
 func inTx(ctx context.Context, db *bun.DB, stmts []string) error {
 	return db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		for _, s := range stmts {

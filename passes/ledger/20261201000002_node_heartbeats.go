@@ -33,15 +33,15 @@ func registerNodes(m *migrate.Migrations, prefix string) {
 // key: a run outlives the row of the node that ran it, which recovery prunes.
 func nodeStatements(p string, types driver.LedgerTypes) []string {
 	ts, big := types.Time, types.BigInt
-	r := strings.NewReplacer("{p}", p, "{ts}", ts, "{big}", big)
+	r := strings.NewReplacer("{p}", p, "{ts}", ts, "{big}", big, "{name}", types.Name)
 	stmts := []string{
 		`CREATE TABLE {p}node (
-			id TEXT PRIMARY KEY,
+			id {name} PRIMARY KEY,
 			host TEXT NOT NULL,
 			pid {big} NOT NULL,
 			started_time {ts} NOT NULL,
 			heartbeat_time {ts} NOT NULL)`,
-		`ALTER TABLE {p}metadata ADD COLUMN node_id TEXT`,
+		`ALTER TABLE {p}metadata ADD COLUMN node_id {name}`,
 		`CREATE INDEX {p}metadata_open ON {p}metadata (state, node_id)`,
 	}
 	for i, s := range stmts {

@@ -30,10 +30,10 @@ func registerQuarantine(m *migrate.Migrations, prefix string) {
 // primary key on (pass_name, row_key) is also what a sweep reads its pass's rows by.
 func quarantineStatements(p string, types driver.LedgerTypes) []string {
 	ts, big := types.Time, types.BigInt
-	r := strings.NewReplacer("{p}", p, "{ts}", ts, "{big}", big)
+	r := strings.NewReplacer("{p}", p, "{ts}", ts, "{big}", big, "{name}", types.Name, "{rowkey}", types.RowKey)
 	return []string{r.Replace(`CREATE TABLE {p}quarantine (
-			pass_name TEXT NOT NULL,
-			row_key TEXT NOT NULL,
+			pass_name {name} NOT NULL,
+			row_key {rowkey} NOT NULL,
 			error TEXT NOT NULL,
 			constraint_name TEXT,
 			referencing_table TEXT,

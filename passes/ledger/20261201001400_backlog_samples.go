@@ -27,10 +27,10 @@ func registerBacklogSamples(m *migrate.Migrations, prefix string) {
 
 func backlogStatements(p string, types driver.LedgerTypes) []string {
 	ts, big := types.Time, types.BigInt
-	r := strings.NewReplacer("{p}", p, "{ts}", ts, "{big}", big)
+	r := strings.NewReplacer("{p}", p, "{ts}", ts, "{big}", big, "{name}", types.Name)
 	return []string{
 		r.Replace(`CREATE TABLE {p}backlog_sample (
-			pass_name TEXT NOT NULL,
+			pass_name {name} NOT NULL,
 			at {ts} NOT NULL,
 			backlog_rows {big} NOT NULL,
 			held_rows {big} NOT NULL,

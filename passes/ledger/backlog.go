@@ -38,7 +38,8 @@ func (l *Ledger) RecordBacklog(ctx context.Context, at time.Time, samples map[st
 	}
 	err := l.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		for chunk := range slices.Chunk(rows, 200) {
-			if _, err := tx.NewInsert().Model(&chunk).ModelTableExpr(l.table("backlog_sample")).On("CONFLICT (pass_name, at) DO NOTHING").Exec(ctx); err != nil {
+			q := tx.NewInsert().Model(&chunk).ModelTableExpr(l.table("backlog_sample"))
+			if _, err := l.driver.LedgerUpsert(q, []string{"pass_name", "at"}).Exec(ctx); err != nil {
 				return err
 			}
 		}

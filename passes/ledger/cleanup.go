@@ -284,7 +284,7 @@ func (l *Ledger) deleteRuns(ctx context.Context, ids []int64) (int, error) {
 func (l *Ledger) CleanupRetentionOverride(ctx context.Context) (time.Duration, error) {
 	var values []string
 	if err := l.db.NewSelect().TableExpr("?", bun.Ident(l.table("settings"))).Column("value").
-		Where("key = ?", SettingCleanupRetention).Scan(ctx, &values); err != nil {
+		Where("? = ?", l.keyColumn(), SettingCleanupRetention).Scan(ctx, &values); err != nil {
 		return 0, fmt.Errorf("ledger: read settings: %w", err)
 	}
 	if len(values) == 0 {
@@ -305,7 +305,7 @@ func (l *Ledger) CleanupRetentionSetting(ctx context.Context) (d time.Duration, 
 		Updated time.Time `bun:"updated_time"`
 	}
 	if err := l.db.NewSelect().TableExpr("?", bun.Ident(l.table("settings"))).Column("value", "updated_time").
-		Where("key = ?", SettingCleanupRetention).Scan(ctx, &rows); err != nil {
+		Where("? = ?", l.keyColumn(), SettingCleanupRetention).Scan(ctx, &rows); err != nil {
 		return 0, time.Time{}, false, fmt.Errorf("ledger: read settings: %w", err)
 	}
 	if len(rows) == 0 {
@@ -323,9 +323,7 @@ func (l *Ledger) SetCleanupRetention(ctx context.Context, d time.Duration, at ti
 	if d <= 0 {
 		return fmt.Errorf("%s must be positive, got %v", SettingCleanupRetention, d)
 	}
-	_, err := l.db.NewRaw("INSERT INTO ? (key, value, updated_time) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, updated_time = EXCLUDED.updated_time",
-		bun.Ident(l.table("settings")), SettingCleanupRetention, d.String(), at.UTC()).Exec(ctx)
-	if err != nil {
+	if err := l.storeSetting(ctx, SettingCleanupRetention, d.String(), at); err != nil {
 		return fmt.Errorf("ledger: store %s: %w", SettingCleanupRetention, err)
 	}
 	return nil

@@ -75,7 +75,7 @@ func (b *book) eligibleLeft(name string, age time.Duration) int {
 // where it was when the default is overridden, even when that retention equals the
 // default; a name on the default moves with the override.
 func TestAnOwnRetentionEqualToTheDefaultStaysPut(t *testing.T) {
-	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+	eachDB(t, func(t *testing.T, db *bun.DB) {
 		b := newBook(t, db)
 		onDefault := b.run("nightly-import", ledger.Completed, 45*time.Minute)
 		own := b.run("customer-patch", ledger.Completed, 45*time.Minute)
@@ -107,7 +107,7 @@ func TestOneNameOnTheDefaultAndWithTheSameOwnValueIsItsOwn(t *testing.T) {
 // TestGroupsTakeTurns: the default group has many eligible runs, a second group a few;
 // the second group's runs go in the cycle's second batch, not after the first group.
 func TestGroupsTakeTurns(t *testing.T) {
-	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+	eachDB(t, func(t *testing.T, db *bun.DB) {
 		b := newBook(t, db)
 		for range 40 {
 			b.run(ledger.NameWorkQueuePoller, ledger.Completed, time.Hour)
@@ -134,7 +134,7 @@ func TestGroupsTakeTurns(t *testing.T) {
 // TestACycleEndsOnlyWhenNothingIsLeft: with more eligible runs than the pass defaults'
 // 100 batches can take, one cycle still deletes them all, in every group.
 func TestACycleEndsOnlyWhenNothingIsLeft(t *testing.T) {
-	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+	eachDB(t, func(t *testing.T, db *bun.DB) {
 		b := newBook(t, db)
 		for i := range 130 {
 			b.run(ledger.NameWorkQueuePoller, ledger.Completed, time.Hour)
@@ -231,7 +231,7 @@ func waitForLockWait(t *testing.T, db *bun.DB, table string) {
 // TestTwoCleanupsEachEndWithNothingLeft runs two cycles at once: whichever ends first,
 // nothing eligible is left when it does.
 func TestTwoCleanupsEachEndWithNothingLeft(t *testing.T) {
-	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+	eachDB(t, func(t *testing.T, db *bun.DB) {
 		b := newBook(t, db)
 		for i := range 600 {
 			state := []ledger.State{ledger.Completed, ledger.Failed, ledger.InProgress}[i%3]
@@ -261,7 +261,7 @@ func TestTwoCleanupsEachEndWithNothingLeft(t *testing.T) {
 // name (1h) and its full name (24h), never checked at startup: the sweep keeps the
 // longer retention under both names and warns once.
 func TestTheSweepMergesAliasesWhenTheStartupCheckWasBypassed(t *testing.T) {
-	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+	eachDB(t, func(t *testing.T, db *bun.DB) {
 		b := newBook(t, db)
 		full := "github.com/acme/jobs.PatchPass"
 		short := b.run("PatchPass", ledger.Completed, 2*time.Hour)

@@ -11,7 +11,6 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/retentionkit/retention/passes"
-	"github.com/retentionkit/retention/passes/dbtest"
 	"github.com/retentionkit/retention/passes/ledger"
 )
 
@@ -108,7 +107,7 @@ func plan(t *testing.T, c ledger.CleanupConfig) *ledger.Plan {
 func retain(d time.Duration) *time.Duration { return &d }
 
 func TestCleanupEligibility(t *testing.T) {
-	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+	eachDB(t, func(t *testing.T, db *bun.DB) {
 		b := newBook(t, db)
 		internal := ledger.NameWorkQueuePoller
 		old, young := 2*time.Hour, 10*time.Minute
@@ -143,7 +142,7 @@ func TestCleanupEligibility(t *testing.T) {
 }
 
 func TestCleanupGroupsUseTheirOwnCutoffs(t *testing.T) {
-	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+	eachDB(t, func(t *testing.T, db *bun.DB) {
 		b := newBook(t, db)
 		fast := b.run("delta-import", ledger.Completed, 20*time.Minute)            // 10m retention: gone
 		slow := b.run("customer-patch", ledger.Completed, 20*24*time.Hour)         // 30d: kept
@@ -160,7 +159,7 @@ func TestCleanupGroupsUseTheirOwnCutoffs(t *testing.T) {
 }
 
 func TestCleanupKeepsChildrenAndDeadLetters(t *testing.T) {
-	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+	eachDB(t, func(t *testing.T, db *bun.DB) {
 		b := newBook(t, db)
 		name := ledger.NameWorkQueuePoller
 		parent := b.run(name, ledger.Completed, time.Hour)
@@ -183,7 +182,7 @@ func TestCleanupKeepsChildrenAndDeadLetters(t *testing.T) {
 }
 
 func TestCleanupBisectsAroundAnOutsideReference(t *testing.T) {
-	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+	eachDB(t, func(t *testing.T, db *bun.DB) {
 		b := newBook(t, db)
 		var ids []int64
 		for range 9 {
@@ -203,7 +202,7 @@ func TestCleanupBisectsAroundAnOutsideReference(t *testing.T) {
 }
 
 func TestTwoCleanupsAtOnce(t *testing.T) {
-	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+	eachDB(t, func(t *testing.T, db *bun.DB) {
 		b := newBook(t, db)
 		for i := range 300 {
 			state := []ledger.State{ledger.Completed, ledger.Failed, ledger.InProgress}[i%3]
@@ -222,7 +221,7 @@ func TestTwoCleanupsAtOnce(t *testing.T) {
 }
 
 func TestCleanupOverrideMovesOnlyTheDefaultGroup(t *testing.T) {
-	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+	eachDB(t, func(t *testing.T, db *bun.DB) {
 		b := newBook(t, db)
 		def := b.run(ledger.NameMetadataCleanup, ledger.Completed, 90*time.Minute)
 		own := b.run("customer-patch", ledger.Completed, 90*time.Minute)

@@ -10,14 +10,13 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"github.com/retentionkit/retention/passes/dbtest"
 	"github.com/retentionkit/retention/passes/ledger"
 )
 
 // FindRuns filters by name, state and start time, newest first, and pages by id without
 // repeating or losing a run.
 func TestFindRunsFiltersAndPages(t *testing.T) {
-	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+	eachDB(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		l := migrated(t, db)
 		base := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
@@ -92,7 +91,7 @@ func TestFindRunsFiltersAndPages(t *testing.T) {
 // An action is a finished run under NameAdminActions with a log row naming what, to
 // what and from where; a failed one is a Failed run with its error.
 func TestRecordAction(t *testing.T) {
-	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+	eachDB(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		l := migrated(t, db)
 		at := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
@@ -124,7 +123,7 @@ func TestRecordAction(t *testing.T) {
 // Backlog samples come back per pass, oldest first; samples past the retention go when
 // the next are recorded.
 func TestBacklogHistory(t *testing.T) {
-	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+	eachDB(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		l := migrated(t, db)
 		at := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
@@ -146,7 +145,7 @@ func TestBacklogHistory(t *testing.T) {
 
 // The settings read says whether an override is stored and when it changed.
 func TestCleanupRetentionSetting(t *testing.T) {
-	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+	eachDB(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		l := migrated(t, db)
 		if _, _, ok, err := l.CleanupRetentionSetting(ctx); ok || err != nil {

@@ -47,9 +47,13 @@ func (c *DeadLetterCleanup) Registration() passes.Registration {
 
 func (c *DeadLetterCleanup) purgeBatch(ctx context.Context, batchSize int, olderThan time.Time) (int, error) {
 	l := c.ledger
-	sub := l.db.NewSelect().TableExpr("?", bun.Ident(l.table("dead_letter"))).Column("id").
+	batch := l.db.NewSelect().TableExpr("?", bun.Ident(l.table("dead_letter"))).Column("id").
 		Where("resolved_time IS NOT NULL").Where("resolved_time < ?", olderThan.UTC()).
 		OrderExpr("id").Limit(int64(batchSize))
+	// The batch is read through a derived table: MySQL allows no LIMIT in an IN subquery
+	// (error 1235) and no subquery on the table a DELETE deletes from (1093), but
+	// materialises a derived table first; PostgreSQL and SQLite read it the same.
+	sub := l.db.NewSelect().TableExpr("(?) AS batch", batch).Column("id")
 	res, err := l.db.NewDelete().TableExpr("?", bun.Ident(l.table("dead_letter"))).Where("id IN (?)", sub).Exec(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("ledger: dead-letter cleanup: %w", err)

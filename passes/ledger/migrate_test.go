@@ -7,10 +7,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/uptrace/bun"
 
-	"github.com/retentionkit/retention/passes/dbtest"
 	"github.com/retentionkit/retention/passes/ledger"
 )
 
@@ -27,7 +27,7 @@ func testPrefix(t *testing.T, db *bun.DB) string {
 }
 
 func TestMigrateCreatesTheLedgerOnce(t *testing.T) {
-	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+	eachDB(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		p := testPrefix(t, db)
 		applied, err := ledger.Migrate(ctx, db, p)
@@ -47,7 +47,7 @@ func TestMigrateCreatesTheLedgerOnce(t *testing.T) {
 }
 
 func TestMigrateFromTwoNodesAtOnce(t *testing.T) {
-	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+	eachDB(t, func(t *testing.T, db *bun.DB) {
 		p := testPrefix(t, db)
 		var wg sync.WaitGroup
 		errs := make(chan error, 2)
@@ -68,17 +68,22 @@ func TestMigrateFromTwoNodesAtOnce(t *testing.T) {
 }
 
 func TestReferencesRestrictDeletes(t *testing.T) {
-	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+	eachDB(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		p := testPrefix(t, db)
 		if _, err := ledger.Migrate(ctx, db, p); err != nil {
 			t.Fatal(err)
 		}
-		exec := func(q string) error { _, err := db.ExecContext(ctx, strings.ReplaceAll(q, "{p}", p)); return err }
-		if err := exec(`INSERT INTO {p}metadata (id, name, state, start_time) VALUES (1, 'x', 'Completed', '2026-01-01 00:00:00+00:00')`); err != nil {
+		exec := func(q string, args ...any) error {
+			_, err := db.ExecContext(ctx, strings.ReplaceAll(q, "{p}", p), args...)
+			return err
+		}
+		// The instant is a parameter: MySQL's DATETIME takes no zone offset in a literal.
+		at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+		if err := exec(`INSERT INTO {p}metadata (id, name, state, start_time) VALUES (1, 'x', 'Completed', ?)`, at); err != nil {
 			t.Fatal(err)
 		}
-		if err := exec(`INSERT INTO {p}log (metadata_id, level, time, message) VALUES (1, 'warning', '2026-01-01 00:00:00+00:00', 'm')`); err != nil {
+		if err := exec(`INSERT INTO {p}log (metadata_id, level, time, message) VALUES (1, 'warning', ?, 'm')`, at); err != nil {
 			t.Fatal(err)
 		}
 		if err := exec(`DELETE FROM {p}metadata WHERE id = 1`); err == nil {

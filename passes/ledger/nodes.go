@@ -63,8 +63,8 @@ func (l *Ledger) NodeID() string { return l.node }
 // again should recovery have pruned it while the node was cut off).
 func (l *Ledger) Heartbeat(ctx context.Context, n Node, at time.Time) error {
 	n.Heartbeat = at.UTC()
-	_, err := l.db.NewInsert().Model(&n).ModelTableExpr(l.table("node")).
-		On("CONFLICT (id) DO UPDATE").Set("heartbeat_time = EXCLUDED.heartbeat_time").Exec(ctx)
+	q := l.db.NewInsert().Model(&n).ModelTableExpr(l.table("node"))
+	_, err := l.driver.LedgerUpsert(q, []string{"id"}, "heartbeat_time").Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("ledger: heartbeat of node %s: %w", n.ID, err)
 	}
@@ -86,11 +86,15 @@ func (l *Ledger) Nodes(ctx context.Context) ([]Node, error) {
 // returns how many it closed. A run with no owner is left alone: nothing says whether
 // its writer is alive.
 func (l *Ledger) CloseAbandoned(ctx context.Context, staleBefore, at time.Time, n int) (int, error) {
-	ids := l.db.NewSelect().TableExpr("? AS m", bun.Ident(l.table("metadata"))).Column("m.id").
+	batch := l.db.NewSelect().TableExpr("? AS m", bun.Ident(l.table("metadata"))).Column("m.id").
 		Where("m.state IN (?)", bun.List([]State{InProgress, Pending})).
 		Where("m.node_id IS NOT NULL").
 		Where("NOT EXISTS (SELECT 1 FROM ? AS n WHERE n.id = m.node_id AND n.heartbeat_time >= ?)", bun.Ident(l.table("node")), staleBefore.UTC()).
 		OrderExpr("m.id").Limit(int64(n))
+	// The batch is read through a derived table: MySQL allows no LIMIT in an IN subquery
+	// (error 1235) and no subquery on the table an UPDATE writes (1093), but
+	// materialises a derived table first; PostgreSQL and SQLite read it the same.
+	ids := l.db.NewSelect().TableExpr("(?) AS batch", batch).Column("id")
 	res, err := l.db.NewUpdate().TableExpr("?", bun.Ident(l.table("metadata"))).
 		Set("state = ?", Failed).Set("end_time = ?", at.UTC()).Set("stop_reason = ?", StopAbandoned).
 		Set("error = ?", fmt.Sprintf("the node running it stopped heartbeating (none since %s)", staleBefore.UTC().Format(time.RFC3339))).
@@ -105,9 +109,12 @@ func (l *Ledger) CloseAbandoned(ctx context.Context, staleBefore, at time.Time, 
 // PruneNodes deletes the rows of nodes whose last heartbeat is before before and that
 // own no open run any more.
 func (l *Ledger) PruneNodes(ctx context.Context, before time.Time) error {
-	_, err := l.db.NewDelete().TableExpr("? AS n", bun.Ident(l.table("node"))).
-		Where("n.heartbeat_time < ?", before.UTC()).
-		Where("NOT EXISTS (SELECT 1 FROM ? AS m WHERE m.node_id = n.id AND m.state IN (?))", bun.Ident(l.table("metadata")), bun.List([]State{InProgress, Pending})).
+	// The node table has no alias: MySQL and MariaDB before 11.6 take none in a
+	// single-table DELETE, so the subquery names it in full.
+	node := bun.Ident(l.table("node"))
+	_, err := l.db.NewDelete().TableExpr("?", node).
+		Where("heartbeat_time < ?", before.UTC()).
+		Where("NOT EXISTS (SELECT 1 FROM ? AS m WHERE m.node_id = ?.id AND m.state IN (?))", bun.Ident(l.table("metadata")), node, bun.List([]State{InProgress, Pending})).
 		Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("ledger: prune nodes: %w", err)

@@ -8,14 +8,13 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"github.com/retentionkit/retention/passes/dbtest"
 	"github.com/retentionkit/retention/passes/ledger"
 )
 
 // The quarantine and the dead letters page by offset in their listing's order, each
 // page with the total, on both drivers: 7 rows in pages of 3 are 3, 3 and 1.
 func TestQuarantineAndDeadLetterPages(t *testing.T) {
-	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+	eachDB(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		p := testPrefix(t, db)
 		if _, err := ledger.Migrate(ctx, db, p); err != nil {

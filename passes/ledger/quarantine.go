@@ -125,7 +125,8 @@ func (q *Quarantine) Hold(ctx context.Context, pass string, row *passes.RowError
 	var entered bool
 	err := passes.TxUnitOfWork{DB: q.ledger.db}.Execute(ctx, func(ctx context.Context) error {
 		tx := passes.DB(ctx, q.ledger.db)
-		res, err := tx.NewInsert().Model(r).ModelTableExpr(q.ledger.table("quarantine")).On("CONFLICT (pass_name, row_key) DO NOTHING").Exec(ctx)
+		ins := tx.NewInsert().Model(r).ModelTableExpr(q.ledger.table("quarantine"))
+		res, err := q.ledger.driver.LedgerUpsert(ins, []string{"pass_name", "row_key"}).Exec(ctx)
 		if err != nil {
 			return err
 		}

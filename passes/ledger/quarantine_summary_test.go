@@ -10,7 +10,6 @@ import (
 
 	"github.com/retentionkit/retention/core/clock"
 	"github.com/retentionkit/retention/passes"
-	"github.com/retentionkit/retention/passes/dbtest"
 )
 
 // TestQuarantineSummaryIsLoggedWhenItChanges reads a pass's quarantine at the start of
@@ -18,7 +17,7 @@ import (
 // comes once per change of the count, not once per sweep, and an empty quarantine
 // says nothing.
 func TestQuarantineSummaryIsLoggedWhenItChanges(t *testing.T) {
-	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+	eachDB(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		l := migrated(t, db)
 		clk := clock.NewManual(time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC))

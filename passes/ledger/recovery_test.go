@@ -8,7 +8,6 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/retentionkit/retention/core/clock"
-	"github.com/retentionkit/retention/passes/dbtest"
 	"github.com/retentionkit/retention/passes/ledger"
 )
 
@@ -81,7 +80,7 @@ func (b *book) get(id int64) ledger.Run {
 // as Failed/abandoned (its recorded counts kept) once it is older; B's run and a run with
 // no owner are never touched; A's node row is pruned once it is NodeRetention old.
 func TestAbandonedRunsAreClosedOnceTheirHeartbeatIsStale(t *testing.T) {
-	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+	eachDB(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		b := newBook(t, db)
 		clk := clock.NewManual(now)
@@ -148,7 +147,7 @@ func TestAbandonedRunsAreClosedOnceTheirHeartbeatIsStale(t *testing.T) {
 // cut off from the database; when the node comes back and the sweep ends, its ending is
 // recorded. Another node's ending is not.
 func TestAnOwnerCutOffFinishesItsRunTruthfully(t *testing.T) {
-	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+	eachDB(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		b := newBook(t, db)
 		owner, other := b.l.ForNode("owner"), b.l.ForNode("other")
@@ -173,7 +172,7 @@ func TestAnOwnerCutOffFinishesItsRunTruthfully(t *testing.T) {
 
 // TestProgressOnlyGrowsAndOnlyWhileInProgress.
 func TestProgressOnlyGrowsAndOnlyWhileInProgress(t *testing.T) {
-	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+	eachDB(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		b := newBook(t, db)
 		run, _ := b.l.StartRun(ctx, "audit-log", now, now, nil)
@@ -197,7 +196,7 @@ func TestProgressOnlyGrowsAndOnlyWhileInProgress(t *testing.T) {
 
 // TestClaimsAndActivationsRecordTheirOwner.
 func TestClaimsAndActivationsRecordTheirOwner(t *testing.T) {
-	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+	eachDB(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		b := newBook(t, db)
 		c, err := b.l.RequestSweep(ctx, "audit-log", now)

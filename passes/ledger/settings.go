@@ -28,18 +28,34 @@ type Setting struct {
 
 // SetSetting stores value under key, replacing what was there.
 func (l *Ledger) SetSetting(ctx context.Context, key, value string, at time.Time) error {
-	_, err := l.db.NewRaw("INSERT INTO ? (key, value, updated_time) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, updated_time = EXCLUDED.updated_time",
-		bun.Ident(l.table("settings")), key, value, at.UTC()).Exec(ctx)
-	if err != nil {
+	if err := l.storeSetting(ctx, key, value, at); err != nil {
 		return fmt.Errorf("ledger: store setting %s: %w", key, err)
 	}
 	return nil
 }
 
+// settingRow is a row of the settings table, as storeSetting writes it.
+type settingRow struct {
+	Key         string    `bun:"key"`
+	Value       string    `bun:"value"`
+	UpdatedTime time.Time `bun:"updated_time"`
+}
+
+// storeSetting upserts key's value, in the driver's spelling of an upsert.
+func (l *Ledger) storeSetting(ctx context.Context, key, value string, at time.Time) error {
+	q := l.db.NewInsert().Model(&settingRow{Key: key, Value: value, UpdatedTime: at.UTC()}).ModelTableExpr(l.table("settings"))
+	_, err := l.driver.LedgerUpsert(q, []string{"key"}, "value", "updated_time").Exec(ctx)
+	return err
+}
+
+// keyColumn is the settings table's key column as the driver spells it: key is a
+// reserved word on MySQL.
+func (l *Ledger) keyColumn() bun.Safe { return bun.Safe(l.driver.LedgerIdent("key")) }
+
 // UnsetSetting removes key, so whoever reads it falls back to the configuration file's
 // value; it reports whether there was one.
 func (l *Ledger) UnsetSetting(ctx context.Context, key string) (bool, error) {
-	res, err := l.db.NewDelete().TableExpr("?", bun.Ident(l.table("settings"))).Where("key = ?", key).Exec(ctx)
+	res, err := l.db.NewDelete().TableExpr("?", bun.Ident(l.table("settings"))).Where("? = ?", l.keyColumn(), key).Exec(ctx)
 	if err != nil {
 		return false, fmt.Errorf("ledger: remove setting %s: %w", key, err)
 	}
@@ -50,15 +66,11 @@ func (l *Ledger) UnsetSetting(ctx context.Context, key string) (bool, error) {
 // Settings returns the stored settings whose key starts with prefix ("" for all),
 // ordered by key.
 func (l *Ledger) Settings(ctx context.Context, prefix string) ([]Setting, error) {
-	var rows []struct {
-		Key         string    `bun:"key"`
-		Value       string    `bun:"value"`
-		UpdatedTime time.Time `bun:"updated_time"`
-	}
-	q := l.db.NewSelect().TableExpr("?", bun.Ident(l.table("settings"))).Column("key", "value", "updated_time").OrderExpr("key")
+	var rows []settingRow
+	q := l.db.NewSelect().TableExpr("?", bun.Ident(l.table("settings"))).Column("key", "value", "updated_time").OrderExpr("?", l.keyColumn())
 	if prefix != "" {
 		// The prefix is compared as text, not as a LIKE pattern: a pass name may hold '_'.
-		q = q.Where("substr(key, 1, ?) = ?", len(prefix), prefix)
+		q = q.Where("substr(?, 1, ?) = ?", l.keyColumn(), len(prefix), prefix)
 	}
 	if err := q.Scan(ctx, &rows); err != nil {
 		return nil, fmt.Errorf("ledger: read settings: %w", err)

@@ -7,12 +7,11 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"github.com/retentionkit/retention/passes/dbtest"
 	"github.com/retentionkit/retention/passes/ledger"
 )
 
 func TestSettingsSetListUnset(t *testing.T) {
-	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+	eachDB(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		l := migrated(t, db)
 		at := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)

@@ -13,7 +13,7 @@ import (
 )
 
 func TestMigrateTablesNamesWhatItCreated(t *testing.T) {
-	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+	eachDB(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		p := testPrefix(t, db)
 		// A user's table under the same prefix that existed before is not the ledger's doing.

@@ -47,10 +47,20 @@ func (l *Ledger) requestSweepTx(ctx context.Context, tx bun.IDB, pass string, at
 	if _, err := tx.NewInsert().Model(run).ModelTableExpr(l.table("metadata")).Returning("id").Exec(ctx); err != nil {
 		return Claim{}, err
 	}
-	var workID int64
-	err := tx.NewRaw("INSERT INTO ? (pass_name, requested_time, state, metadata_id) VALUES (?, ?, ?, ?) RETURNING id",
-		bun.Ident(l.table("work_queue")), pass, at.UTC(), WorkQueued, run.ID).Scan(ctx, &workID)
-	return Claim{WorkID: workID, RunID: run.ID, Pass: pass}, err
+	work := &workRow{PassName: pass, RequestedTime: at.UTC(), State: WorkQueued, MetadataID: run.ID}
+	_, err := tx.NewInsert().Model(work).ModelTableExpr(l.table("work_queue")).Returning("id").Exec(ctx)
+	return Claim{WorkID: work.ID, RunID: run.ID, Pass: pass}, err
+}
+
+// workRow is a row of the work queue as a request inserts it. It is inserted through
+// bun's model so its id comes back as each database gives it: RETURNING on PostgreSQL,
+// SQLite and MariaDB, the last insert id on MySQL 8, which has no RETURNING.
+type workRow struct {
+	ID            int64     `bun:"id,pk,autoincrement"`
+	PassName      string    `bun:"pass_name"`
+	RequestedTime time.Time `bun:"requested_time"`
+	State         string    `bun:"state"`
+	MetadataID    int64     `bun:"metadata_id"`
 }
 
 // ClaimWork takes up to n queued sweeps of the named passes, oldest first, exactly once

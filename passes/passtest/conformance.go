@@ -40,21 +40,6 @@ type Target struct {
 	// that refused a row's delete (SQLite's do not), so a quarantined row cannot say who
 	// holds it.
 	NoCulprits bool
-	// LedgerNotPorted says the run ledger's SQL does not run on the database yet, so
-	// the ledger and quarantine-store behaviours are skipped. It is a gap of the driver,
-	// not of the database (MySQL's ledger needs length-bounded text keys and its own
-	// upserts, and the ledger writes ON CONFLICT): it is reported as a skip so it stays
-	// visible, and goes when the ledger is ported.
-	LedgerNotPorted bool
-}
-
-// needLedger skips a behaviour of the run ledger on a target whose ledger is not
-// ported yet.
-func needLedger(t Target) string {
-	if t.LedgerNotPorted {
-		return "the run ledger is not ported to this database yet"
-	}
-	return ""
 }
 
 // SQLiteTarget is an embedded SQLite file database per test, in the test's temporary

@@ -61,7 +61,7 @@ func keyTypeBehaviours() []behaviour {
 		bs = append(bs,
 			behaviour{name: kt.name + " sweeps", run: func(t *testing.T, db *DB) { sweepKeyType(t, db, kt, false) }},
 			behaviour{name: kt.name + " sweeps with children", run: func(t *testing.T, db *DB) { sweepKeyType(t, db, kt, true) }},
-			behaviour{name: kt.name + " quarantined key round-trips", run: func(t *testing.T, db *DB) { quarantineKeyType(t, db, kt) }, skip: needLedger},
+			behaviour{name: kt.name + " quarantined key round-trips", run: func(t *testing.T, db *DB) { quarantineKeyType(t, db, kt) }},
 		)
 	}
 	return append(bs, behaviour{name: "composite key reaches grandchildren", run: compositeNestedChildren})

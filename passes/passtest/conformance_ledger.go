@@ -20,9 +20,9 @@ const ledgerPrefix = "rk_"
 // prunes only letters resolved before the cutoff, freeing their failed run.
 func ledgerBehaviours() []behaviour {
 	return []behaviour{
-		{name: "run lifecycle", run: runLifecycle, skip: needLedger},
-		{name: "dead letters prune only old resolved letters", run: deadLetterPrune, skip: needLedger},
-		{name: "work queue requests a sweep unless one is queued", run: requestUnlessQueued, skip: needLedger},
+		{name: "run lifecycle", run: runLifecycle},
+		{name: "dead letters prune only old resolved letters", run: deadLetterPrune},
+		{name: "work queue requests a sweep unless one is queued", run: requestUnlessQueued},
 	}
 }
 

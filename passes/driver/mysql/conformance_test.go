@@ -36,12 +36,12 @@ var mysqlTypes = map[string]string{
 // root@tcp(127.0.0.1:3306)/; skipped when unset, failed under CI=true). Each behaviour
 // gets a database of its own, rt_mysql_<random>, dropped when it ends.
 func TestConformance(t *testing.T) {
-	// The run ledger is not ported to MySQL yet (its DDL indexes TEXT columns and it
-	// upserts with ON CONFLICT): its behaviours are skipped, visibly, until it is. MySQL
-	// has session locks (GET_LOCK), but the driver offers none yet, so the suite holds
-	// it to refusing them (NoSessionLocks) until cluster mode on MySQL is built.
+	// The run ledger runs here too (its MySQL spellings are the driver's Ledger group),
+	// so the ledger, quarantine and quarantined-key behaviours run on MySQL. MySQL has
+	// session locks (GET_LOCK), but the driver offers none yet, so the suite holds it to
+	// refusing them (NoSessionLocks) until cluster mode on MySQL is built.
 	passtest.RunConformance(t, passtest.Target{Name: mysql.Name, Open: func(t testing.TB) *passtest.DB { return openMySQL(t, "") },
-		OpenInZone: openMySQL, LedgerNotPorted: true, NoSessionLocks: true})
+		OpenInZone: openMySQL, NoSessionLocks: true})
 }
 
 // openMySQL creates a fresh database and opens it the way a node does, through the

@@ -8,7 +8,16 @@ import (
 
 // LedgerTypes numbers runs with a bigserial and stores instants as timestamptz.
 func (Driver) LedgerTypes() driver.LedgerTypes {
-	return driver.LedgerTypes{Identity: "BIGSERIAL PRIMARY KEY", Time: "TIMESTAMPTZ", BigInt: "BIGINT"}
+	return driver.LedgerTypes{Identity: "BIGSERIAL PRIMARY KEY", Time: "TIMESTAMPTZ", BigInt: "BIGINT", Name: "TEXT", RowKey: "TEXT"}
+}
+
+// LedgerIdent returns name as it is: PostgreSQL reserves none of the ledger's column
+// names, and the DDL it already ran wrote them bare.
+func (Driver) LedgerIdent(name string) string { return name }
+
+// LedgerUpsert writes ON CONFLICT (key) DO NOTHING or DO UPDATE SET c = EXCLUDED.c.
+func (Driver) LedgerUpsert(q *bun.InsertQuery, key []string, set ...string) *bun.InsertQuery {
+	return driver.OnConflict(q, key, set...)
 }
 
 // LedgerLock adds FOR UPDATE [OF of] [SKIP LOCKED]: PostgreSQL runs transactions side by

@@ -9,7 +9,17 @@ import (
 // LedgerTypes numbers runs with an autoincrement rowid (never reusing a deleted run's
 // id) and stores instants as text, which is how bun writes a time.Time to SQLite.
 func (Driver) LedgerTypes() driver.LedgerTypes {
-	return driver.LedgerTypes{Identity: "INTEGER PRIMARY KEY AUTOINCREMENT", Time: "TEXT", BigInt: "INTEGER"}
+	return driver.LedgerTypes{Identity: "INTEGER PRIMARY KEY AUTOINCREMENT", Time: "TEXT", BigInt: "INTEGER", Name: "TEXT", RowKey: "TEXT"}
+}
+
+// LedgerIdent returns name as it is: SQLite accepts every one of the ledger's column
+// names bare, and the DDL it already ran wrote them so.
+func (Driver) LedgerIdent(name string) string { return name }
+
+// LedgerUpsert writes ON CONFLICT (key) DO NOTHING or DO UPDATE SET c = EXCLUDED.c
+// (SQLite 3.24+).
+func (Driver) LedgerUpsert(q *bun.InsertQuery, key []string, set ...string) *bun.InsertQuery {
+	return driver.OnConflict(q, key, set...)
 }
 
 // LedgerLock returns q as it is: SQLite has no row locks, and the immediate transaction
