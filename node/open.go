@@ -105,7 +105,7 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*Node, error) 
 		log = logrus.New()
 		log.SetOutput(io.Discard)
 	}
-	db, err := openDatabase(ctx, cfg)
+	db, err := OpenDatabase(ctx, cfg, DatabaseOptions{})
 	if err != nil {
 		return nil, err
 	}
@@ -118,16 +118,25 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*Node, error) 
 	return n, nil
 }
 
-// openDatabase opens cfg's database; in cluster mode with client-side keepalives too, so
-// a member whose database went silent fails its statements within seconds (Validate
-// refused cluster mode on a driver without session locks). A DSN that does not parse is
-// a ConfigError; the DSN is redacted from every error.
-func openDatabase(ctx context.Context, cfg *config.Config) (*bun.DB, error) {
-	var o passes.OpenOptions
-	if cfg.Cluster.Enabled {
-		o.Cluster = &passes.SweepConnOptions{}
+// OpenDatabase opens cfg's database as a node does, for a program (or a one-off command
+// such as `retention validate`, `status` or the ledger's) that needs it without a node:
+// in cluster mode with client-side keepalives too, so a member whose database went
+// silent fails its statements within seconds (Validate refused cluster mode on a driver
+// without session locks); with o.Existing, never creating it. A DSN that does not parse
+// is a *ConfigError; the DSN is redacted from every error. The caller closes the
+// database.
+func OpenDatabase(ctx context.Context, cfg *config.Config, o DatabaseOptions) (*bun.DB, error) {
+	var db *bun.DB
+	var err error
+	if o.Existing {
+		db, err = passes.OpenExisting(ctx, cfg.Database.Driver, cfg.Database.DSN)
+	} else {
+		var po passes.OpenOptions
+		if cfg.Cluster.Enabled {
+			po.Cluster = &passes.SweepConnOptions{}
+		}
+		db, err = passes.OpenWith(ctx, cfg.Database.Driver, cfg.Database.DSN, po)
 	}
-	db, err := passes.OpenWith(ctx, cfg.Database.Driver, cfg.Database.DSN, o)
 	if err != nil {
 		shown := fmt.Errorf("database %s: %s", passes.RedactDSNFor(cfg.Database.Driver, cfg.Database.DSN), passes.RedactTextFor(cfg.Database.Driver, err.Error(), cfg.Database.DSN))
 		if errors.Is(err, passes.ErrBadDSN) {
