@@ -79,3 +79,34 @@ func TestSweepRefusesUnknownPass(t *testing.T) {
 		t.Errorf("error %q; want %q", ce.Err, want)
 	}
 }
+
+// TestSweepDrainsPastTheBatchLimit: a pass bounded to one single-row batch per sweep
+// deletes one expired row a sweep; drained, it sweeps again until none is left, and the
+// totals add its sweeps up. Without Drain it stops after one, at its batch limit.
+func TestSweepDrainsPastTheBatchLimit(t *testing.T) {
+	ctx := t.Context()
+	const bounded = "    batch_size: 1\n    max_batches_per_sweep: 1\n    pacing: fixed\n"
+	dir := t.TempDir()
+	dbPath := dir + "/node.db"
+	seed(t, ctx, dbPath) // two expired rows, one fresh
+	cfg := loadConfig(t, dir, dbPath, bounded)
+
+	once, err := node.Sweep(ctx, cfg, node.SweepOptions{NoLedger: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := once.Passes[0]; got.Rows != 1 || got.Sweeps != 1 || got.Reason != actors.BatchLimit || once.Err() != nil {
+		t.Errorf("one sweep: %+v, Err %v; want 1 row in 1 sweep stopped at the batch limit, no error", got, once.Err())
+	}
+
+	seed2 := dir + "/drain.db"
+	seed(t, ctx, seed2)
+	cfg = loadConfig(t, dir, seed2, bounded)
+	drained, err := node.Sweep(ctx, cfg, node.SweepOptions{Drain: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := drained.Passes[0]; got.Rows != 2 || got.Sweeps < 2 || got.Left != nil || drained.Err() != nil {
+		t.Errorf("drain: %+v, Err %v; want both expired rows over 2 or more sweeps, nothing left", got, drained.Err())
+	}
+}
