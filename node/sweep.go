@@ -122,27 +122,25 @@ func namedOnce(name string, err error) string {
 // mode checks the database and takes the members' sweep locks (a pass a member is
 // sweeping ends "elsewhere"), joins the ledger with a heartbeat, and sweeps each pass as
 // soon as its runtime starts, with no stagger and none of the ledger's own loops. What it
-// acquires is released, the last first, before it returns, however it ends.
+// acquires is released, the last first, before it returns, however it ends (the database
+// and passes come from OpenTables, which validates cfg).
 //
 // The error is why the sweep could not run: a *ConfigError for a configuration (or
 // opts.Only) found wrong, a database that never answered, ctx ending (with the totals so
 // far). How the passes ended is in the result: SweepResult.Err says whether any failed
 // or, drained, left rows.
 func Sweep(ctx context.Context, cfg *config.Config, opts SweepOptions) (SweepResult, error) {
-	if err := cfg.Validate(); err != nil {
-		return SweepResult{}, badConfig(err)
-	}
 	log := opts.Logger
 	if log == nil {
 		log = logrus.New()
 		log.SetOutput(io.Discard)
 	}
-	db, err := OpenDatabase(ctx, cfg, DatabaseOptions{})
+	t, err := OpenTables(ctx, cfg, TablesOptions{NoLedger: opts.NoLedger, Logger: log})
 	if err != nil {
 		return SweepResult{}, err
 	}
-	s := &sweep{cfg: cfg, opts: opts, db: db, log: log}
-	s.undo.push(func() { _ = db.Close() })
+	s := &sweep{cfg: cfg, opts: opts, db: t.DB, log: log, ledger: t.Ledger, passes: t.Passes, plan: t.Plan}
+	s.undo.push(func() { _ = t.Close() })
 	defer s.undo.close()
 	if err := s.prepare(ctx); err != nil {
 		return SweepResult{}, err
@@ -158,20 +156,14 @@ type sweep struct {
 	log    *logrus.Logger
 	ledger *ledger.Ledger // nil without the ledger
 	passes []Pass         // every pass of the file
+	plan   *ledger.Plan   // the metadata cleanup's, for the startup checks; nil without
 	chosen []Pass         // the ones swept
 	undo   closers
 }
 
-// prepare builds the passes, checks opts.Only against them, and runs every check and
-// setup step before the first sweep.
+// prepare checks opts.Only against the passes and runs every check and setup step
+// before the first sweep.
 func (s *sweep) prepare(ctx context.Context) error {
-	if s.cfg.LedgerEnabled() && !s.opts.NoLedger {
-		s.ledger, _ = ledger.New(s.db, s.cfg.LedgerPrefix())
-	}
-	var err error
-	if s.passes, err = TablePasses(s.cfg, s.db, s.ledger, func(w string) { s.log.Warn(w) }); err != nil {
-		return badConfig(err)
-	}
 	var names []string
 	for _, p := range s.passes {
 		names = append(names, p.Name())
@@ -181,11 +173,7 @@ func (s *sweep) prepare(ctx context.Context) error {
 			return badConfig(fmt.Errorf("--pass %q: no such pass in the configuration (passes: %s)", name, strings.Join(names, ", ")))
 		}
 	}
-	var plan *ledger.Plan
-	if s.cfg.CleanupEnabled() {
-		plan, _ = s.cfg.CleanupPlan()
-	}
-	if err := CheckStartup(ctx, s.log, s.passes, plan, s.opts.Startup); err != nil {
+	if err := CheckStartup(ctx, s.log, s.passes, s.plan, s.opts.Startup); err != nil {
 		return err
 	}
 	if s.ledger != nil {

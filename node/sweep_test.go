@@ -3,6 +3,7 @@ package node_test
 import (
 	"context"
 	"errors"
+	"os"
 	"testing"
 
 	"github.com/retentionkit/retention/actors"
@@ -108,5 +109,32 @@ func TestSweepDrainsPastTheBatchLimit(t *testing.T) {
 	}
 	if got := drained.Passes[0]; got.Rows != 2 || got.Sweeps < 2 || got.Left != nil || drained.Err() != nil {
 		t.Errorf("drain: %+v, Err %v; want both expired rows over 2 or more sweeps, nothing left", got, drained.Err())
+	}
+}
+
+// TestOpenTables: the one-off commands' opening builds the file's table passes and its
+// ledger on the database, and with Existing leaves a missing SQLite file uncreated.
+func TestOpenTables(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	dbPath := dir + "/node.db"
+	seed(t, ctx, dbPath)
+	tables, err := node.OpenTables(ctx, loadConfig(t, dir, dbPath, ""), node.TablesOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tables.Passes) != 1 || tables.Passes[0].Name() != "events" || !tables.Passes[0].IsTable() || tables.Ledger == nil {
+		t.Errorf("tables: %d passes, ledger %v; want the events table pass and a ledger", len(tables.Passes), tables.Ledger != nil)
+	}
+	if err := tables.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	missing := dir + "/missing.db"
+	if _, err := node.OpenTables(ctx, loadConfig(t, dir, missing, ""), node.TablesOptions{Existing: true}); err == nil {
+		t.Fatal("OpenTables with Existing opened a missing database")
+	}
+	if _, err := os.Stat(missing); !os.IsNotExist(err) {
+		t.Errorf("OpenTables with Existing left %s behind (stat: %v)", missing, err)
 	}
 }

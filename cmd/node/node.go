@@ -33,7 +33,7 @@ type node struct {
 	ledger *ledger.Ledger // nil when the ledger is disabled
 	// passes are the node's passes, one record each (registration and table together).
 	passes []rnode.Pass
-	plan   *ledger.Plan
+	plan   *ledger.Plan // the metadata cleanup's; nil when the file turns it off
 	// startup overrides the startup checks' retry bounds; zero takes the defaults.
 	startup rnode.StartupOptions
 }
@@ -57,20 +57,11 @@ func openNodeWith(ctx context.Context, path string, log *logrus.Logger, flags op
 	if err != nil {
 		return nil, err
 	}
-	db, err := rnode.OpenDatabase(ctx, cfg, rnode.DatabaseOptions{Existing: flags.existing})
+	t, err := rnode.OpenTables(ctx, cfg, rnode.TablesOptions{Existing: flags.existing, NoLedger: flags.noLedger, Logger: log})
 	if err != nil {
 		return nil, err
 	}
-	n := &node{cfg: cfg, db: db, log: log}
-	if cfg.LedgerEnabled() && !flags.noLedger {
-		n.ledger, _ = ledger.New(db, cfg.LedgerPrefix())
-	}
-	if n.passes, err = rnode.TablePasses(cfg, db, n.ledger, func(w string) { log.Warn(w) }); err != nil {
-		db.Close()
-		return nil, badConfig(err)
-	}
-	n.plan, _ = cfg.CleanupPlan()
-	return n, nil
+	return &node{cfg: cfg, db: t.DB, log: log, ledger: t.Ledger, passes: t.Passes, plan: t.Plan}, nil
 }
 
 // loadConfig loads and validates the configuration at path; either failing is a
@@ -102,9 +93,5 @@ func (n *node) close() {
 // startupValidate runs the startup checks as a node does (node.CheckStartup): a
 // configuration error exits 2, a database that never answered exits 1.
 func (n *node) startupValidate(ctx context.Context) error {
-	var plan *ledger.Plan
-	if n.cfg.CleanupEnabled() {
-		plan = n.plan
-	}
-	return rnode.CheckStartup(ctx, n.log, n.passes, plan, n.startup)
+	return rnode.CheckStartup(ctx, n.log, n.passes, n.plan, n.startup)
 }
