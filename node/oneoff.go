@@ -65,8 +65,10 @@ func OpenTables(ctx context.Context, cfg *config.Config, o TablesOptions) (*Tabl
 		return nil, badConfig(err)
 	}
 	if cfg.CleanupEnabled() {
-		// Validate has checked the plan; a plan it cannot build is no cleanup, as before
-		t.Plan, _ = cfg.CleanupPlan()
+		if t.Plan, err = cfg.CleanupPlan(); err != nil { // Validate checked it: a bug if so
+			_ = db.Close()
+			return nil, badConfig(err)
+		}
 	}
 	return t, nil
 }

@@ -97,20 +97,18 @@ type Node struct {
 // error nothing stays open; ctx bounds Open only (cancel it to give up waiting for the
 // database or etcd).
 func Open(ctx context.Context, cfg *config.Config, opts Options) (*Node, error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, badConfig(err)
-	}
 	log := opts.Logger
 	if log == nil {
 		log = logrus.New()
 		log.SetOutput(io.Discard)
 	}
-	db, err := OpenDatabase(ctx, cfg, DatabaseOptions{})
+	t, err := OpenTables(ctx, cfg, TablesOptions{Logger: log})
 	if err != nil {
 		return nil, err
 	}
-	n := &Node{cfg: cfg, opts: opts, db: db, log: log, fenced: make(chan *cluster.FencedError, 1), stopPolling: func() {}, stopWatch: func() {}}
-	n.undo.push(func() { _ = db.Close() })
+	n := &Node{cfg: cfg, opts: opts, db: t.DB, log: log, ledger: t.Ledger, passes: append(t.Passes, opts.Passes...), plan: t.Plan,
+		fenced: make(chan *cluster.FencedError, 1), stopPolling: func() {}, stopWatch: func() {}}
+	n.undo.push(func() { _ = t.Close() })
 	if err := n.open(ctx); err != nil {
 		n.undo.close()
 		return nil, err
@@ -147,22 +145,9 @@ func OpenDatabase(ctx context.Context, cfg *config.Config, o DatabaseOptions) (*
 	return db, nil
 }
 
-// open is Open after the database: each step pushes its undo onto n.undo, so a failing
-// step returns without cleaning up by hand.
+// open is Open after the database, ledger and table passes (OpenTables): each step
+// pushes its undo onto n.undo, so a failing step returns without cleaning up by hand.
 func (n *Node) open(ctx context.Context) error {
-	if n.cfg.LedgerEnabled() {
-		n.ledger, _ = ledger.New(n.db, n.cfg.LedgerPrefix())
-	}
-	built, err := TablePasses(n.cfg, n.db, n.ledger, func(w string) { n.log.Warn(w) })
-	if err != nil {
-		return badConfig(err)
-	}
-	n.passes = append(built, n.opts.Passes...)
-	if n.cfg.CleanupEnabled() {
-		if n.plan, err = n.cfg.CleanupPlan(); err != nil {
-			return badConfig(err)
-		}
-	}
 	if err := CheckStartup(ctx, n.log, n.passes, n.plan, n.opts.Startup); err != nil {
 		return err
 	}
