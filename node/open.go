@@ -97,20 +97,18 @@ type Node struct {
 // error nothing stays open; ctx bounds Open only (cancel it to give up waiting for the
 // database or etcd).
 func Open(ctx context.Context, cfg *config.Config, opts Options) (*Node, error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, badConfig(err)
-	}
 	log := opts.Logger
 	if log == nil {
 		log = logrus.New()
 		log.SetOutput(io.Discard)
 	}
-	db, err := openDatabase(ctx, cfg)
+	t, err := OpenTables(ctx, cfg, TablesOptions{Logger: log})
 	if err != nil {
 		return nil, err
 	}
-	n := &Node{cfg: cfg, opts: opts, db: db, log: log, fenced: make(chan *cluster.FencedError, 1), stopPolling: func() {}, stopWatch: func() {}}
-	n.undo.push(func() { _ = db.Close() })
+	n := &Node{cfg: cfg, opts: opts, db: t.DB, log: log, ledger: t.Ledger, passes: append(t.Passes, opts.Passes...), plan: t.Plan,
+		fenced: make(chan *cluster.FencedError, 1), stopPolling: func() {}, stopWatch: func() {}}
+	n.undo.push(func() { _ = t.Close() })
 	if err := n.open(ctx); err != nil {
 		n.undo.close()
 		return nil, err
@@ -118,16 +116,25 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*Node, error) 
 	return n, nil
 }
 
-// openDatabase opens cfg's database; in cluster mode with client-side keepalives too, so
-// a member whose database went silent fails its statements within seconds (Validate
-// refused cluster mode on a driver without session locks). A DSN that does not parse is
-// a ConfigError; the DSN is redacted from every error.
-func openDatabase(ctx context.Context, cfg *config.Config) (*bun.DB, error) {
-	var o passes.OpenOptions
-	if cfg.Cluster.Enabled {
-		o.Cluster = &passes.SweepConnOptions{}
+// OpenDatabase opens cfg's database as a node does, for a program (or a one-off command
+// such as `retention validate`, `status` or the ledger's) that needs it without a node:
+// in cluster mode with client-side keepalives too, so a member whose database went
+// silent fails its statements within seconds (Validate refused cluster mode on a driver
+// without session locks); with o.Existing, never creating it. A DSN that does not parse
+// is a *ConfigError; the DSN is redacted from every error. The caller closes the
+// database.
+func OpenDatabase(ctx context.Context, cfg *config.Config, o DatabaseOptions) (*bun.DB, error) {
+	var db *bun.DB
+	var err error
+	if o.Existing {
+		db, err = passes.OpenExisting(ctx, cfg.Database.Driver, cfg.Database.DSN)
+	} else {
+		var po passes.OpenOptions
+		if cfg.Cluster.Enabled {
+			po.Cluster = &passes.SweepConnOptions{}
+		}
+		db, err = passes.OpenWith(ctx, cfg.Database.Driver, cfg.Database.DSN, po)
 	}
-	db, err := passes.OpenWith(ctx, cfg.Database.Driver, cfg.Database.DSN, o)
 	if err != nil {
 		shown := fmt.Errorf("database %s: %s", passes.RedactDSNFor(cfg.Database.Driver, cfg.Database.DSN), passes.RedactTextFor(cfg.Database.Driver, err.Error(), cfg.Database.DSN))
 		if errors.Is(err, passes.ErrBadDSN) {
@@ -138,22 +145,9 @@ func openDatabase(ctx context.Context, cfg *config.Config) (*bun.DB, error) {
 	return db, nil
 }
 
-// open is Open after the database: each step pushes its undo onto n.undo, so a failing
-// step returns without cleaning up by hand.
+// open is Open after the database, ledger and table passes (OpenTables): each step
+// pushes its undo onto n.undo, so a failing step returns without cleaning up by hand.
 func (n *Node) open(ctx context.Context) error {
-	if n.cfg.LedgerEnabled() {
-		n.ledger, _ = ledger.New(n.db, n.cfg.LedgerPrefix())
-	}
-	built, err := TablePasses(n.cfg, n.db, n.ledger, func(w string) { n.log.Warn(w) })
-	if err != nil {
-		return badConfig(err)
-	}
-	n.passes = append(built, n.opts.Passes...)
-	if n.cfg.CleanupEnabled() {
-		if n.plan, err = n.cfg.CleanupPlan(); err != nil {
-			return badConfig(err)
-		}
-	}
 	if err := CheckStartup(ctx, n.log, n.passes, n.plan, n.opts.Startup); err != nil {
 		return err
 	}

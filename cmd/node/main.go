@@ -20,6 +20,7 @@ import (
 
 	"github.com/retentionkit/retention/actors"
 	"github.com/retentionkit/retention/node/cluster"
+	"github.com/retentionkit/retention/node/config"
 )
 
 func main() {
@@ -80,6 +81,15 @@ func (o *options) logger() *logrus.Logger {
 		l.SetFormatter(actors.SecondsFormatter{Formatter: &logrus.JSONFormatter{}}) // durations in seconds
 	}
 	return l
+}
+
+// loadConfig is the --config file loaded and validated, for a command that hands it to
+// the library (sweep).
+func (o *options) loadConfig() (*config.Config, error) {
+	if o.config == "" {
+		return nil, usageError{errors.New("--config FILE is required")}
+	}
+	return loadConfig(o.config)
 }
 
 func (o *options) open(ctx context.Context) (*node, error) {

@@ -2,14 +2,10 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"slices"
 
 	"github.com/sirupsen/logrus"
 	"github.com/uptrace/bun"
 
-	"github.com/retentionkit/retention/actors"
 	rnode "github.com/retentionkit/retention/node"
 	"github.com/retentionkit/retention/node/config"
 	"github.com/retentionkit/retention/passes"
@@ -37,9 +33,7 @@ type node struct {
 	ledger *ledger.Ledger // nil when the ledger is disabled
 	// passes are the node's passes, one record each (registration and table together).
 	passes []rnode.Pass
-	plan   *ledger.Plan
-	// stopHeartbeat ends the node's heartbeat (see join); nil until then.
-	stopHeartbeat context.CancelFunc
+	plan   *ledger.Plan // the metadata cleanup's; nil when the file turns it off
 	// startup overrides the startup checks' retry bounds; zero takes the defaults.
 	startup rnode.StartupOptions
 }
@@ -59,6 +53,20 @@ type openFlags struct {
 // openNodeWith is openNode with every flag. Without the ledger nothing is recorded and
 // nothing quarantined: a one-off run touches no table but the passes' own.
 func openNodeWith(ctx context.Context, path string, log *logrus.Logger, flags openFlags) (*node, error) {
+	cfg, err := loadConfig(path)
+	if err != nil {
+		return nil, err
+	}
+	t, err := rnode.OpenTables(ctx, cfg, rnode.TablesOptions{Existing: flags.existing, NoLedger: flags.noLedger, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	return &node{cfg: cfg, db: t.DB, log: log, ledger: t.Ledger, passes: t.Passes, plan: t.Plan}, nil
+}
+
+// loadConfig loads and validates the configuration at path; either failing is a
+// configuration error (exit 2).
+func loadConfig(path string) (*config.Config, error) {
 	cfg, err := config.LoadConfig(path)
 	if err != nil {
 		return nil, badConfig(err)
@@ -66,35 +74,7 @@ func openNodeWith(ctx context.Context, path string, log *logrus.Logger, flags op
 	if err := cfg.Validate(); err != nil {
 		return nil, badConfig(err)
 	}
-	openDB := passes.Open
-	switch {
-	case flags.existing:
-		openDB = passes.OpenExisting
-	case cfg.Cluster.Enabled:
-		// client-side keepalives too, as a member's (node.Open), so a sweep of a
-		// cluster's passes whose database went silent fails its statements within seconds
-		openDB = func(ctx context.Context, driver, dsn string) (*bun.DB, error) {
-			return passes.OpenWith(ctx, driver, dsn, passes.OpenOptions{Cluster: &passes.SweepConnOptions{}})
-		}
-	}
-	db, err := openDB(ctx, cfg.Database.Driver, cfg.Database.DSN)
-	if err != nil {
-		shown := fmt.Errorf("database %s: %s", passes.RedactDSNFor(cfg.Database.Driver, cfg.Database.DSN), passes.RedactTextFor(cfg.Database.Driver, err.Error(), cfg.Database.DSN))
-		if errors.Is(err, passes.ErrBadDSN) {
-			return nil, badConfig(shown)
-		}
-		return nil, shown
-	}
-	n := &node{cfg: cfg, db: db, log: log}
-	if cfg.LedgerEnabled() && !flags.noLedger {
-		n.ledger, _ = ledger.New(db, cfg.LedgerPrefix())
-	}
-	if n.passes, err = rnode.TablePasses(cfg, db, n.ledger, func(w string) { log.Warn(w) }); err != nil {
-		db.Close()
-		return nil, badConfig(err)
-	}
-	n.plan, _ = cfg.CleanupPlan()
-	return n, nil
+	return cfg, nil
 }
 
 // registrations are the passes' registrations, a fresh slice the caller may change.
@@ -107,66 +87,11 @@ func (n *node) registrations() []passes.Registration {
 }
 
 func (n *node) close() {
-	if n.stopHeartbeat != nil {
-		n.stopHeartbeat()
-	}
 	_ = n.db.Close()
-}
-
-// join makes this one-off command a node of the ledger (node.JoinLedger) until close,
-// so the runs it writes carry a node whose heartbeat says whether it is alive.
-func (n *node) join(ctx context.Context) error {
-	if n.ledger == nil {
-		return nil
-	}
-	joined, stop, err := rnode.JoinLedger(ctx, n.log, n.ledger, "")
-	if err != nil {
-		return err
-	}
-	n.ledger, n.stopHeartbeat = joined, stop
-	return nil
-}
-
-// migrate creates or upgrades the ledger tables (node.MigrateLedger), unless the ledger
-// is off or `ledger.migrate: false` leaves that to the `migrate` command.
-func (n *node) migrate(ctx context.Context) error {
-	if n.ledger == nil {
-		return nil
-	}
-	return rnode.MigrateLedger(ctx, n.log, n.db, n.cfg)
 }
 
 // startupValidate runs the startup checks as a node does (node.CheckStartup): a
 // configuration error exits 2, a database that never answered exits 1.
 func (n *node) startupValidate(ctx context.Context) error {
-	var plan *ledger.Plan
-	if n.cfg.CleanupEnabled() {
-		plan = n.plan
-	}
-	return rnode.CheckStartup(ctx, n.log, n.passes, plan, n.startup)
-}
-
-// runtime builds the runtime of a one-off sweep with the passes in only (every pass
-// when empty) and the ledger observer, each sweeping as soon as it starts, with no
-// stagger. It runs none of the ledger's own loops: a running node does.
-func (n *node) runtime(only []string, observers ...actors.Observer) (*actors.Runtime, error) {
-	var all []actors.Observer
-	if n.ledger != nil {
-		all = append(all, &actors.LedgerObserver{Ledger: n.ledger})
-	}
-	all = append(all, observers...)
-	reporter := actors.LogFailureReporter{Logger: n.log, Redact: func(err error) string {
-		return passes.RedactTextFor(n.cfg.Database.Driver, err.Error(), n.cfg.Database.DSN)
-	}}
-	rt := actors.New(actors.Config{Logger: n.log, MaxConcurrentDeletes: n.cfg.Node.MaxConcurrentDeletes, Observers: all, FailureReporter: reporter})
-	for _, r := range n.registrations() {
-		if len(only) > 0 && !slices.Contains(only, r.Name) {
-			continue
-		}
-		r.Options.MaxStartupStagger = 0
-		if err := rt.Register(r); err != nil {
-			return nil, badConfig(err)
-		}
-	}
-	return rt, nil
+	return rnode.CheckStartup(ctx, n.log, n.passes, n.plan, n.startup)
 }

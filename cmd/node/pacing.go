@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"text/tabwriter"
 
-	rnode "github.com/retentionkit/retention/node"
 	"github.com/retentionkit/retention/passes"
 )
 
@@ -24,16 +23,4 @@ func (n *node) printPacing(w *tabwriter.Writer) error {
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", mode, p.Name(), batch, pause)
 	}
 	return w.Flush()
-}
-
-// drainUnbounded makes the adaptive passes of a `sweep --drain` unbounded: their
-// controller keeps the workload's latency in bounds, so the drain is one sweep that
-// runs until the backlog is gone, rather than a chain of bounded sweeps each starting
-// with a baseline to learn. Fixed passes keep their bound.
-func drainUnbounded(ps []rnode.Pass) {
-	for i := range ps {
-		if ps[i].Options().Adaptive() {
-			ps[i].Registration.Options.MaxBatchesPerSweep = passes.Unbounded
-		}
-	}
 }

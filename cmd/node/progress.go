@@ -16,6 +16,7 @@ import (
 	"github.com/vbauerster/mpb/v8/decor"
 
 	"github.com/retentionkit/retention/actors"
+	rnode "github.com/retentionkit/retention/node"
 )
 
 // progress shows a sweep's batches: a live bar per pass on a terminal (rows deleted,
@@ -42,16 +43,15 @@ const (
 
 // newProgress picks the bars for a terminal (or mode "always") and lines otherwise.
 // While bars are on a terminal, the log prints above them through the progress
-// container, when the log goes to a terminal too.
-func (n *node) newProgress(ctx context.Context, w io.Writer, mode string, idx []int) progress {
+// container, when the log goes to a terminal too. ps are the passes about to be swept.
+func newProgress(ctx context.Context, w io.Writer, mode string, log *logrus.Logger, ps []rnode.Pass) progress {
 	tty := isTerminal(w)
 	if mode == "never" || (mode == "auto" && !tty) {
 		return lines{w}
 	}
 	b := newBars(ctx, w, tty)
-	for _, i := range idx {
+	for _, p := range ps {
 		estimate := int64(0)
-		p := n.passes[i]
 		if p.IsTable() {
 			if dry, err := p.Table.DryRun(ctx, p.Options().Cutoff(time.Now())); err == nil {
 				estimate = dry.Eligible
@@ -59,9 +59,9 @@ func (n *node) newProgress(ctx context.Context, w io.Writer, mode string, idx []
 		}
 		b.add(p.Name(), estimate)
 	}
-	if tty && isTerminal(n.log.Out) {
-		b.log, b.logOut = n.log, n.log.Out
-		n.log.SetOutput(&aboveBars{p: b.p, after: b.logOut})
+	if tty && isTerminal(log.Out) {
+		b.log, b.logOut = log, log.Out
+		log.SetOutput(&aboveBars{p: b.p, after: b.logOut})
 	}
 	return b
 }

@@ -2,21 +2,16 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
-	"github.com/sirupsen/logrus"
 	"github.com/spf13/cobra"
 
 	"github.com/retentionkit/retention/actors"
 	rnode "github.com/retentionkit/retention/node"
-	"github.com/retentionkit/retention/passes"
 )
 
 func sweepCommand(o *options) *cobra.Command {
@@ -37,31 +32,25 @@ func sweepCommand(o *options) *cobra.Command {
 				return err
 			}
 			o.noLedger = noLedger
-			return o.withNode(cmd.Context(), func(n *node) error {
-				for _, name := range only {
-					if !n.hasPass(name) {
-						return badConfig(fmt.Errorf("--pass %q: no such pass in the configuration (passes: %s)", name, strings.Join(n.passNames(), ", ")))
+			if dry {
+				return o.withNode(cmd.Context(), func(n *node) error {
+					for _, name := range only {
+						if !n.hasPass(name) {
+							return badConfig(fmt.Errorf("--pass %q: no such pass in the configuration (passes: %s)", name, strings.Join(n.passNames(), ", ")))
+						}
 					}
-				}
-				if err := n.startupValidate(cmd.Context()); err != nil {
-					return err
-				}
-				if dry {
+					if err := n.startupValidate(cmd.Context()); err != nil {
+						return err
+					}
 					return n.dryRun(cmd.Context(), only, o)
-				}
-				if err := n.migrate(cmd.Context()); err != nil {
-					return err
-				}
-				if err := n.lockForSweep(cmd.Context()); err != nil {
-					return err
-				}
-				return n.sweep(cmd.Context(), only, drain, retry, progressMode, o)
-			})
+				})
+			}
+			return o.sweep(cmd.Context(), rnode.SweepOptions{Only: only, Drain: drain, DrainRetry: retry, NoLedger: noLedger}, progressMode)
 		},
 	}
 	cmd.Flags().StringArrayVar(&only, "pass", nil, "sweep only this pass (repeatable)")
 	cmd.Flags().BoolVar(&drain, "drain", false, "repeat sweeps until no expired row is left; exit 1 if some are")
-	cmd.Flags().DurationVar(&retry, "drain-retry", defaultDrainRetry,
+	cmd.Flags().DurationVar(&retry, "drain-retry", rnode.DefaultDrainRetry,
 		"with --drain, how long to keep sweeping again, with a backoff, for rows a sweep could not reach (locked by other transactions, batches that timed out)")
 	cmd.Flags().BoolVar(&dry, "dry-run", false, "count what would be deleted; delete nothing")
 	cmd.Flags().StringVar(&progressMode, "progress", "auto", "progress bars: auto (on a terminal), always or never")
@@ -113,192 +102,39 @@ func (n *node) dryRun(ctx context.Context, only []string, o *options) error {
 	return w.Flush()
 }
 
-// sweepTotals adds up one pass's sweeps.
-type sweepTotals struct {
-	rows, skipped, batches, sweeps int
-	duration                       time.Duration
-	reason                         actors.StopReason
-	failed                         error // the pass's last failure
-	left                           error // why the pass is not done: rows left, a batch timed out
-	done                           bool  // no more sweeps of it are waited for
-}
-
-func (t *sweepTotals) add(e actors.SweepDone) {
-	t.rows, t.skipped, t.batches, t.sweeps = t.rows+e.Rows, t.skipped+e.Skipped, t.batches+e.Batches, t.sweeps+1
-	t.duration += e.Duration
-	t.reason = e.Reason
-}
-
-// sweep runs one sweep of every selected pass on a runtime (with --drain, more while
-// the last one reports work remaining, or rows it could not reach, within retry),
-// printing a line per batch and a summary. It fails when a pass failed, when a batch
-// timed out, and, with --drain, when expired rows are left at the end.
-func (n *node) sweep(ctx context.Context, only []string, drain bool, retry time.Duration, progressMode string, o *options) error {
-	idx := n.selected(only)
-	var names []string
-	for _, i := range idx {
-		names = append(names, n.passes[i].Name())
-	}
-	events := make(chan actors.Event, 1024)
-	show := n.newProgress(ctx, o.stdout, progressMode, idx)
-	defer show.stop() // on an early return: the bars end, the log gets its output back
-	if err := n.join(ctx); err != nil {
-		return err
-	}
-	if drain {
-		drainUnbounded(n.passes)
-	}
-	rt, err := n.runtime(names, actors.ObserverFunc(func(e actors.Event) error {
-		events <- e
-		return nil
-	}))
+// sweep runs the library's one-off sweep (node.Sweep), printing a line or a bar per
+// batch and a summary. It fails when a pass failed, when a batch timed out, and, with
+// --drain, when expired rows are left at the end.
+func (o *options) sweep(ctx context.Context, opts rnode.SweepOptions, progressMode string) error {
+	cfg, err := o.loadConfig()
 	if err != nil {
 		return err
 	}
-	if err := rt.Start(ctx); err != nil {
-		return badConfig(err)
+	log := o.logger()
+	opts.Logger = log
+	var show progress = lines{o.stdout}
+	opts.BeforeSweep = func(ctx context.Context, ps []rnode.Pass) {
+		show = newProgress(ctx, o.stdout, progressMode, log, ps)
 	}
-	defer rt.Stop(context.WithoutCancel(ctx))
-	totals := map[string]*sweepTotals{}
-	for _, name := range names {
-		totals[name] = &sweepTotals{}
-	}
-	drains := newDrainer(retry, n.countExpired)
-	if n.ledger != nil {
-		drains.kept = func(ctx context.Context, pass string) (int, error) {
-			rows, err := n.ledger.QuarantinedRows(ctx, pass)
-			return len(rows), err
-		}
-	}
-	retries := make(chan string, len(names))
-	pending := len(names)
-	finish := func(name string, left error) {
-		t := totals[name]
-		t.done, t.left = true, left
-		show.passDone(name)
-		pending--
-	}
-	for pending > 0 {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case name := <-retries:
-			if err := rt.Trigger(name); err != nil {
-				finish(name, err)
-			}
-		case e := <-events:
-			t := totals[e.PassName()]
-			if t == nil || t.done {
-				continue // a pass restarted after its failure sweeps again: its result is in
-			}
-			switch e := e.(type) {
-			case actors.BatchDone:
-				show.batch(e)
-			case actors.PassFailed:
-				t.failed = e.Err
-			case actors.SweepDone:
-				t.add(e)
-				if !drain {
-					finish(e.Name, timedOut(e))
-					continue
-				}
-				v := drains.after(ctx, e)
-				if v.kept > 0 {
-					n.log.WithFields(logrus.Fields{"pass": e.Name, "left": v.kept}).
-						Warn("expired rows left that the pass could not delete (skipped or in quarantine: see `retention quarantine list`)")
-				}
-				if !v.again {
-					finish(e.Name, v.err)
-					continue
-				}
-				if v.wait > 0 {
-					n.log.WithFields(logrus.Fields{"pass": e.Name, "left": drains.states[e.Name].left, "retry_in": v.wait}).
-						Info("expired rows left after the sweep; sweeping again")
-				}
-				name := e.Name
-				time.AfterFunc(v.wait, func() { retries <- name })
-			}
-		}
-	}
-	show.wait()
-	return printSummary(o, names, totals)
-}
-
-// lockForSweep is cluster mode's part of a one-off `sweep`: the command joins no
-// cluster, but its sweeps take the same locks as the members' (node.LockTables), so a
-// manual sweep never runs beside a member's sweep of the same pass (it ends "elsewhere"
-// instead). Its connections are named retention:sweep-<pid>.
-func (n *node) lockForSweep(ctx context.Context) error {
-	if !n.cfg.Cluster.Enabled {
-		return nil
-	}
-	if err := rnode.CheckClusterDatabase(ctx, n.db, n.cfg); err != nil {
+	opts.Batch = func(e actors.BatchDone) { show.batch(e) }
+	opts.PassDone = func(name string) { show.passDone(name) }
+	defer func() { show.stop() }() // on an early return: the bars end, the log gets its output back
+	res, err := rnode.Sweep(ctx, cfg, opts)
+	if err != nil {
 		return err
 	}
-	return rnode.LockTables(n.passes, passes.SweepConnOptions{ApplicationName: passes.MemberAppPrefix + "sweep-" + strconv.Itoa(os.Getpid())})
+	show.wait()
+	return printSummary(o, res)
 }
 
-// timedOut is the error of a single sweep whose batch timed out.
-func timedOut(e actors.SweepDone) error {
-	if e.Reason != actors.Cancelled {
-		return nil
-	}
-	return fmt.Errorf("%s: a batch timed out (see batch_timeout) after %s deleted", e.Name, counted(e.Rows, "row was", "rows were"))
-}
-
-// countTimeout bounds the count that ends a drain, so a table another session holds
-// locked fails the drain instead of hanging it.
-const countTimeout = 30 * time.Second
-
-// countExpired is the dry-run count of the named pass at cutoff.
-func (n *node) countExpired(ctx context.Context, pass string, cutoff time.Time) (int, error) {
-	ctx, cancel := context.WithTimeout(ctx, countTimeout)
-	defer cancel()
-	for _, p := range n.passes {
-		if p.Name() == pass && !p.IsTable() {
-			return 0, fmt.Errorf("pass %s: %w", pass, errNoBacklog)
-		}
-		if p.Name() == pass {
-			res, err := p.Table.DryRun(ctx, cutoff)
-			return int(res.Eligible), err
-		}
-	}
-	return 0, fmt.Errorf("no pass %q", pass)
-}
-
-func printSummary(o *options, names []string, totals map[string]*sweepTotals) error {
+func printSummary(o *options, res rnode.SweepResult) error {
 	w := tabwriter.NewWriter(o.stdout, 0, 2, 2, ' ', 0)
 	fmt.Fprintln(w, "PASS\tDELETED\tSKIPPED\tBATCHES\tSWEEPS\tDURATION\tSTOP REASON")
-	var failed, left []string
-	for _, name := range names {
-		t := totals[name]
-		fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%d\t%v\t%s\n", name, t.rows, t.skipped, t.batches, t.sweeps, t.duration.Round(time.Millisecond), t.reason)
-		if t.reason == actors.Failed && t.failed != nil {
-			failed = append(failed, namedOnce(name, t.failed))
-		}
-		if t.left != nil {
-			left = append(left, t.left.Error())
-		}
+	for _, t := range res.Passes {
+		fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%d\t%v\t%s\n", t.Name, t.Rows, t.Skipped, t.Batches, t.Sweeps, t.Duration.Round(time.Millisecond), t.Reason)
 	}
 	if err := w.Flush(); err != nil {
 		return err
 	}
-	var errs []error
-	if len(failed) > 0 {
-		errs = append(errs, fmt.Errorf("%s failed: %s", counted(len(failed), "pass", "passes"), strings.Join(failed, "; ")))
-	}
-	if len(left) > 0 {
-		errs = append(errs, fmt.Errorf("not done: %s", strings.Join(left, "; ")))
-	}
-	return errors.Join(errs...)
-}
-
-// namedOnce is err's text starting with the pass's name once: a table pass's errors
-// name their pass already.
-func namedOnce(name string, err error) string {
-	msg := err.Error()
-	if strings.HasPrefix(msg, fmt.Sprintf("pass %q", name)) {
-		return msg
-	}
-	return name + ": " + msg
+	return res.Err()
 }

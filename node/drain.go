@@ -1,4 +1,4 @@
-package main
+package node
 
 import (
 	"context"
@@ -11,9 +11,11 @@ import (
 
 // The bounds of `sweep --drain`'s retries of rows a sweep could not reach.
 const (
-	// defaultDrainRetry is how long --drain keeps sweeping a pass again, without the
-	// sweeps deleting anything, before it gives up on the rows left (--drain-retry).
-	defaultDrainRetry = 30 * time.Second
+	// DefaultDrainRetry is how long a drain (SweepOptions.Drain, `sweep --drain`) keeps
+	// sweeping a pass again, without the sweeps deleting anything, before it gives up on
+	// the rows left: `--drain-retry`'s default, so a row locked for a moment is retried
+	// and one locked for good fails the drain within half a minute.
+	DefaultDrainRetry = 30 * time.Second
 	// drainBackoffStart is the wait before the first retry; each further one doubles it,
 	// up to drainBackoffMax.
 	drainBackoffStart = 250 * time.Millisecond
@@ -136,4 +138,13 @@ func leftBecause(e actors.SweepDone) string {
 		why = append(why, fmt.Sprintf("%d could not be deleted: see the skipped-row warnings", e.Skipped))
 	}
 	return strings.Join(why, "; ")
+}
+
+// counted is n followed by its noun, singular for exactly one ("1 pass", "2 passes"),
+// as the CLI counts, so a drain's messages never read "1 rows".
+func counted(n int, one, many string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, one)
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
