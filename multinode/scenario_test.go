@@ -194,7 +194,15 @@ func (s *scenario) checkExclusive(deaths map[string]time.Time) {
 // exceeded limit. It returns the figures.
 func (s *scenario) checkLocks(limit int64, identities int) harness.LockFigures {
 	s.t.Helper()
-	f, err := s.db.Locks(s.ctx, harness.DefaultLockClasses)
+	return s.checkLocksAfterDeaths(limit, identities, nil)
+}
+
+// checkLocksAfterDeaths is checkLocks with the members killed (application name ->
+// when): their batches that ended after the kill may lack a slot (see
+// harness.LockFigures.WithoutSlotAfterDeath), never the pass's lock.
+func (s *scenario) checkLocksAfterDeaths(limit int64, identities int, deaths map[string]time.Time) harness.LockFigures {
+	s.t.Helper()
+	f, err := s.db.LocksAfterDeaths(s.ctx, harness.DefaultLockClasses, deaths)
 	if err != nil {
 		s.t.Fatal(err)
 	}

@@ -113,6 +113,11 @@ type LockFigures struct {
 	// WithoutSlot those whose member (every session with its application_name) held no
 	// slot.
 	WithoutPassLock, WithoutSlot int64
+	// WithoutSlotAfterDeath counts the batches of a killed member (LocksAfterDeaths)
+	// that ended without a slot after the kill: the slot's idle session dies with the
+	// process at once, while a DELETE the process had already sent runs on to its end on
+	// its own session (which still holds the pass's lock). They are not in WithoutSlot.
+	WithoutSlotAfterDeath int64
 	// MaxSlots is the most slots granted in the database at any batch.
 	MaxSlots int64
 	// PassKeys is, per table, the distinct pass-lock keys its batches ran under: one
@@ -124,8 +129,14 @@ type LockFigures struct {
 
 // Locks reads the batch log's lock figures.
 func (d *DB) Locks(ctx context.Context, c LockClasses) (LockFigures, error) {
+	return d.LocksAfterDeaths(ctx, c, nil)
+}
+
+// LocksAfterDeaths is Locks with the members killed (application name -> when): a batch
+// of theirs that ended after the kill without a slot counts in WithoutSlotAfterDeath.
+func (d *DB) LocksAfterDeaths(ctx context.Context, c LockClasses, deaths map[string]time.Time) (LockFigures, error) {
 	f := LockFigures{PassKeys: map[string]int{}, Apps: map[string][]string{}}
-	rows, err := d.QueryContext(ctx, `SELECT tbl, app, held, member_locks, db_locks FROM mn_batches`)
+	rows, err := d.QueryContext(ctx, `SELECT tbl, app, at, held, member_locks, db_locks FROM mn_batches`)
 	if err != nil {
 		return f, err
 	}
@@ -135,7 +146,8 @@ func (d *DB) Locks(ctx context.Context, c LockClasses) (LockFigures, error) {
 	passPrefix, slotPrefix := fmt.Sprintf("%d:", c.Pass), fmt.Sprintf("%d:", c.Slot)
 	for rows.Next() {
 		var tbl, app, held, memberHeld, locks string
-		if err := rows.Scan(&tbl, &app, &held, &memberHeld, &locks); err != nil {
+		var at time.Time
+		if err := rows.Scan(&tbl, &app, &at, &held, &memberHeld, &locks); err != nil {
 			return f, err
 		}
 		f.Batches++
@@ -155,7 +167,9 @@ func (d *DB) Locks(ctx context.Context, c LockClasses) (LockFigures, error) {
 		if !pass {
 			f.WithoutPassLock++
 		}
-		if !slot {
+		if killed, ok := deaths[app]; !slot && ok && !at.Before(killed) {
+			f.WithoutSlotAfterDeath++
+		} else if !slot {
 			f.WithoutSlot++
 		}
 		var byClass map[string]int64
