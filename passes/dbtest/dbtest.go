@@ -94,6 +94,14 @@ const MySQLPrefix = "rt_mysql_"
 // TEST_MYSQL_URL is unset, and fails under CI=true, where the MySQL tests must run.
 func MySQL(t testing.TB) *bun.DB {
 	t.Helper()
+	return MySQLInZone(t, "")
+}
+
+// MySQLInZone is MySQL with every session's time_zone set to zone (as a DSN may)
+// instead of the driver's UTC; "" keeps UTC. Named zones need the server's time zone
+// tables (.ci/run loads them).
+func MySQLInZone(t testing.TB, zone string) *bun.DB {
+	t.Helper()
 	base := os.Getenv("TEST_MYSQL_URL")
 	if base == "" {
 		if os.Getenv("CI") == "true" {
@@ -121,6 +129,12 @@ func MySQL(t testing.TB) *bun.DB {
 		}
 	})
 	cfg.DBName = name
+	if zone != "" {
+		if cfg.Params == nil {
+			cfg.Params = map[string]string{}
+		}
+		cfg.Params["time_zone"] = "'" + zone + "'"
+	}
 	db, err := mysql.Driver{}.Open(context.Background(), cfg.FormatDSN(), driver.OpenOptions{})
 	if err != nil {
 		t.Fatalf("open database %s: %v", name, err)
