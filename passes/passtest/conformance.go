@@ -106,6 +106,7 @@ func RunConformance(t *testing.T, target Target) {
 		{"childlocks", childLockBehaviours()},
 		{"cancellation", cancellationBehaviours()},
 		{"ledger", ledgerBehaviours()},
+		{"recovery", recoveryBehaviours()},
 		{"quarantine", quarantineBehaviours()},
 		{"drift", driftBehaviours()},
 		{"concurrent", concurrentBehaviours()},
