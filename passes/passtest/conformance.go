@@ -107,6 +107,7 @@ func RunConformance(t *testing.T, target Target) {
 		{"cancellation", cancellationBehaviours()},
 		{"ledger", ledgerBehaviours()},
 		{"recovery", recoveryBehaviours()},
+		{"cleanup", cleanupBehaviours()},
 		{"quarantine", quarantineBehaviours()},
 		{"drift", driftBehaviours()},
 		{"concurrent", concurrentBehaviours()},
