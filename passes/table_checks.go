@@ -52,7 +52,7 @@ func (t *Table) checkTimestamp(ctx context.Context, fail, warn func(string, ...a
 		fail("column types of %s: %v", t.spec.Table, err)
 		return
 	}
-	typ := types[t.spec.Timestamp]
+	typ := driver.BaseType(types[t.spec.Timestamp])
 	switch {
 	case t.native() && !slices.Contains(timeTypes, typ):
 		fail("timestamp %s.%s is of type %s; timestamp_format time needs timestamp, timestamptz or date (unix and unix_ms are for integers)", t.spec.Table, t.spec.Timestamp, typ)
