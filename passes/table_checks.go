@@ -72,7 +72,7 @@ func (t *Table) checkTimestamp(ctx context.Context, fail, warn func(string, ...a
 func (t *Table) checkDriver(ctx context.Context, fail func(string, ...any)) {
 	plan := driver.SweepPlan{Table: t.spec.Table, Timestamp: t.spec.Timestamp}
 	if t.spec.Filter != nil {
-		plan.FilterColumn = t.spec.Filter.Column
+		plan.FilterColumn, plan.FilterValues = t.spec.Filter.Column, t.spec.Filter.In
 	}
 	refusals, err := t.drv.CheckSweep(ctx, t.db, plan)
 	if err != nil {

@@ -26,6 +26,9 @@ type SweepPlan struct {
 	// FilterColumn is the column of the pass's filter, "" without one: an index on
 	// (FilterColumn, Timestamp) serves its candidate reads as well as one on Timestamp.
 	FilterColumn string
+	// FilterValues are the filter's values as the config gives them (nil for null),
+	// for a database that converts a value its column cannot hold instead of refusing it.
+	FilterValues []any
 }
 
 // Refusal is one reason a database will not sweep a pass: the config field a user

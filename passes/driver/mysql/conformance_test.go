@@ -30,10 +30,8 @@ func TestConformance(t *testing.T) {
 	// so the ledger, quarantine and quarantined-key behaviours run on MySQL. MySQL has
 	// session locks (GET_LOCK), but the driver offers none yet, so the suite holds it to
 	// refusing them (NoSessionLocks) until cluster mode on MySQL is built.
-	// A filter value its column cannot hold is not refused at startup yet
-	// (UncheckedFilterValues): MySQL converts it in the comparison instead of failing.
 	passtest.RunConformance(t, passtest.Target{Name: mysql.Name, Open: func(t testing.TB) *passtest.DB { return openMySQL(t, "") },
-		OpenInZone: openMySQL, NoSessionLocks: true, UncheckedFilterValues: true})
+		OpenInZone: openMySQL, NoSessionLocks: true})
 }
 
 // openMySQL is dbtest's fresh MySQL database, opened through the driver's Open as a

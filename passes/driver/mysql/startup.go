@@ -30,6 +30,15 @@ func (Driver) CheckSweep(ctx context.Context, db bun.IDB, p driver.SweepPlan) ([
 	if !indexed {
 		refusals = append(refusals, driver.Refusal{Field: "timestamp", Reason: unindexedReason(p)})
 	}
+	typ, unheld, err := filterValuesUnheld(ctx, db, p)
+	if err != nil {
+		return nil, fmt.Errorf("reading the type of %s.%s: %w", p.Table, p.FilterColumn, err)
+	}
+	for _, v := range unheld {
+		refusals = append(refusals, driver.Refusal{Field: "filter", Reason: fmt.Sprintf(
+			"filter on %s: %q is not a number, and %s.%s is a %s column; MySQL/MariaDB would compare it as the number it starts with "+
+				"(0 for none), so the filter would select rows it never named", p.FilterColumn, v, p.Table, p.FilterColumn, typ)})
+	}
 	b, err := readBinlog(ctx, db)
 	if err != nil {
 		return nil, fmt.Errorf("reading the session's binlog_format and isolation: %w", err)
