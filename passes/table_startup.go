@@ -64,6 +64,7 @@ func (t *Table) ValidateStartup(ctx context.Context) validation.StartupResult {
 		t.checkSetNull(ctx, fail)
 		t.checkTimestamp(ctx, fail, warn)
 		t.checkReferences(ctx, fail, warn)
+		t.checkPartitions(ctx, fail)
 		t.indexWarnings(ctx, warn)
 	}
 	if len(failures) > 0 {

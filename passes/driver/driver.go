@@ -31,4 +31,5 @@ type Driver interface {
 	Redactor
 	Errors
 	Ledger
+	Partitions
 }
