@@ -141,7 +141,7 @@ func (Driver) ExpiredPartitions(ctx context.Context, db bun.IDB, table string, c
 }
 
 // rangeBound reads "FOR VALUES FROM (lower) TO (upper)" of a one-column range
-// partition; each value is unquoted ('...' with ” for a quote) or a bare word or
+// partition; each value is a quoted literal (a doubled quote inside stands for one), or a bare word or
 // number (MINVALUE, 42). ok is false for anything else (a default partition, a list or
 // hash bound, several columns).
 func rangeBound(bound string) (lower, upper string, ok bool) {
