@@ -43,7 +43,9 @@ func retirementSweep(t *testing.T, maxBatches int, reason actors.StopReason, bat
 	for m := 1; m <= 6; m++ {
 		exec(fmt.Sprintf(`CREATE TABLE {t}_m%d PARTITION OF {t} FOR VALUES FROM ('2000-%02d-01') TO ('2000-%02d-01')`, m, m, m+1))
 		exec(fmt.Sprintf(`INSERT INTO {t} (id, at) VALUES (%d, '2000-%02d-10')`, m, m))
-		t.Cleanup(func() { _, _ = db.ExecContext(context.Background(), fmt.Sprintf("DROP TABLE IF EXISTS %s_m%d", table, m)) })
+		t.Cleanup(func() {
+			_, _ = db.ExecContext(context.Background(), fmt.Sprintf("DROP TABLE IF EXISTS %s_m%d", table, m))
+		})
 	}
 	exec(`CREATE TABLE {t}_rest PARTITION OF {t} FOR VALUES FROM ('2000-07-01') TO (MAXVALUE)`)
 	exec(`INSERT INTO {t} (id, at) VALUES (99, now())`)
