@@ -239,3 +239,29 @@ func (t *Table) partitionReport(p driver.Partition, at time.Time) PartitionRepor
 	return PartitionReport{Partition: p.Schema + "." + p.Name, Lower: p.Lower, Upper: p.Upper, EstimatedRows: p.EstimatedRows,
 		Mode: t.spec.Partitions.mode(), Cutoff: at}
 }
+
+// dryRunPartitions counts, for a pass with partitions:, the partitions a sweep at cut
+// would retire and the rows in them (all of them among the eligible rows, since every
+// row of such a partition is expired). A pending partition is left out: its rows are
+// not seen through the table, so they are not among the eligible rows either.
+func (t *Table) dryRunPartitions(ctx context.Context, cut cutoff, res *DryRunResult) error {
+	if t.spec.Partitions == nil {
+		return nil
+	}
+	parts, err := t.drv.ExpiredPartitions(ctx, t.db, t.spec.Table, cut.value)
+	if err != nil {
+		return fmt.Errorf("list expired partitions: %w", err)
+	}
+	for _, p := range parts {
+		if p.Pending || !p.Expired {
+			continue
+		}
+		n, err := t.db.NewSelect().TableExpr("?.?", bun.Ident(p.Schema), bun.Ident(p.Name)).Count(ctx)
+		if err != nil {
+			return fmt.Errorf("count the rows of partition %s.%s: %w", p.Schema, p.Name, err)
+		}
+		res.Partitions++
+		res.InPartitions += int64(n)
+	}
+	return nil
+}

@@ -367,3 +367,29 @@ func TestPartitionsLockedRow(t *testing.T) {
 		t.Fatal("events_may is still there")
 	}
 }
+
+// A dry run of a pass with partitions: counts what a pure row-path dry run counts, and
+// says how many of those rows whole partitions hold; the sweep then removes exactly
+// that many rows.
+func TestPartitionsDryRun(t *testing.T) {
+	db := passtest.Postgres(t)
+	w := newTwins(t, db, "TIMESTAMPTZ", monthly, monthlyRows)
+	cutoff := time.Date(2026, 6, 15, 12, 0, 0, 0, time.UTC)
+	ctx := context.Background()
+	part, err := w.table("events", &passes.PartitionSpec{}, nil).DryRun(ctx, cutoff)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := w.table("events_rows", nil, nil).DryRun(ctx, cutoff)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if part.Eligible != rows.Eligible || part.Partitions != 1 || part.InPartitions != 3 || rows.Partitions != 0 {
+		t.Fatalf("dry runs: partitions %+v, rows only %+v; want the same Eligible, 1 partition holding 3 of them", part, rows)
+	}
+	before := len(w.ids("events"))
+	got := w.compare(cutoff, &passes.PartitionSpec{}, nil)
+	if removed := before - len(w.ids("events")); int64(removed) != part.Eligible || int64(got.deleted) != part.Eligible-part.InPartitions {
+		t.Fatalf("the sweep removed %d rows (%d by rows), the dry run said %d (%d in partitions)", removed, got.deleted, part.Eligible, part.InPartitions)
+	}
+}
