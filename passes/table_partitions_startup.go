@@ -54,6 +54,10 @@ func (t *Table) checkPartitions(ctx context.Context, fail func(string, ...any)) 
 	if p.concurrently() && !info.ConcurrentDetach {
 		fail("partitions: this server cannot detach concurrently (PostgreSQL 14 or later can); set partitions.concurrently: false")
 	}
+	if len(info.DeleteTriggers) > 0 {
+		fail("partitions: %s has the row-level DELETE trigger(s) %s, which a retired partition's rows never fire: a trigger that refuses or records a delete would see none; drop them or remove partitions:",
+			t.spec.Table, strings.Join(info.DeleteTriggers, ", "))
+	}
 	if len(info.Publications) > 0 && !p.AllowPublication {
 		fail("partitions: %s is in publication %s: logical subscribers would keep every row of a retired partition, since a detach is not replicated as deletes; set partitions.allow_publication: true to accept that",
 			t.spec.Table, strings.Join(info.Publications, ", "))

@@ -60,6 +60,9 @@ type PartitionedTable struct {
 	References []Reference
 	// ConcurrentDetach is whether the server can detach concurrently (PostgreSQL 14+).
 	ConcurrentDetach bool
+	// DeleteTriggers names the user's row-level DELETE triggers on the table or a
+	// partition ("table.trigger"): a retired partition's rows never fire them.
+	DeleteTriggers []string
 }
 
 // Partition is one partition of a partitioned table.

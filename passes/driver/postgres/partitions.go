@@ -67,6 +67,14 @@ func (Driver) PartitionedTable(ctx context.Context, db bun.IDB, table string) (d
 	if err != nil {
 		return out, fmt.Errorf("foreign keys: %w", err)
 	}
+	// tgtype: bit 0 is FOR EACH ROW, bit 3 is DELETE; internal triggers (foreign keys')
+	// are the database's own; a partition's clone of its parent's trigger is named once.
+	err = db.NewRaw(`SELECT DISTINCT c.relname || '.' || tg.tgname FROM pg_trigger tg JOIN pg_class c ON c.oid = tg.tgrelid
+		JOIN pg_partition_tree(to_regclass(?)) t ON t.relid = tg.tgrelid
+		WHERE NOT tg.tgisinternal AND tg.tgparentid = 0 AND tg.tgtype & 1 = 1 AND tg.tgtype & 8 = 8 ORDER BY 1`, regclass(table)).Scan(ctx, &out.DeleteTriggers)
+	if err != nil {
+		return out, fmt.Errorf("delete triggers: %w", err)
+	}
 	for _, r := range refs {
 		name := r.Table
 		if !r.Visible {
