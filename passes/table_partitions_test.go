@@ -393,3 +393,62 @@ func TestPartitionsDryRun(t *testing.T) {
 		t.Fatalf("the sweep removed %d rows (%d by rows), the dry run said %d (%d in partitions)", removed, got.deleted, part.Eligible, part.InPartitions)
 	}
 }
+
+// Declared children: the children of an expired partition's rows go first (delete) or
+// lose their reference (set_null), through the child path of a batch, then the
+// partition; no orphan is left, and both tables keep what a row-only sweep keeps.
+func TestPartitionsDeclaredChild(t *testing.T) {
+	for onDelete, notes := range map[passes.OnDelete]int{passes.OnDeleteDelete: 12, passes.OnDeleteSetNull: 18} {
+		t.Run(string(onDelete), func(t *testing.T) {
+			db := passtest.Postgres(t)
+			w := newTwins(t, db, "TIMESTAMPTZ", monthly, monthlyRows)
+			for _, table := range []string{"events", "events_rows"} {
+				execAll(t, db, fmt.Sprintf(`CREATE TABLE %[1]s_notes (id BIGINT PRIMARY KEY, event_at TIMESTAMPTZ, event_id BIGINT,
+					FOREIGN KEY (event_at, event_id) REFERENCES %[1]s (at, id))`, table),
+					fmt.Sprintf(`INSERT INTO %[1]s_notes SELECT id * 10 + n, at, id FROM %[1]s, generate_series(1, 2) n`, table))
+			}
+			child := func(s *passes.TableSpec) {
+				s.Children = []passes.ChildSpec{{Table: s.Table + "_notes", ForeignKeyColumns: []string{"event_at", "event_id"}, OnDelete: onDelete}}
+			}
+			// Batches of 3 keys: May's three rows take two units (3, then none left).
+			got := w.compare(time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC), &passes.PartitionSpec{}, child)
+			if !slices.Equal(got.outcomes(), []string{"events_may retiring", "events_may retired"}) {
+				t.Fatalf("reports %v, want events_may retired", got.outcomes())
+			}
+			var a, b []string
+			for table, dst := range map[string]*[]string{"events_notes": &a, "events_rows_notes": &b} {
+				if err := db.NewRaw("SELECT id::text || ':' || coalesce(event_id::text, 'null') FROM ? ORDER BY id", bun.Ident(table)).Scan(context.Background(), dst); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if !slices.Equal(a, b) || len(a) != notes {
+				t.Fatalf("notes with partitions %v, by rows only %v; want the same %d", a, b, notes)
+			}
+		})
+	}
+}
+
+// A foreign key another session adds after startup, referencing a row of an expired
+// partition: the detach refuses (its own reference check), the partition is left to the
+// row path, which deletes its other rows and skips the referenced one, and the sweep
+// does not fail; both tables keep the same keys.
+func TestPartitionsReferenceAddedAfterStartup(t *testing.T) {
+	db := passtest.Postgres(t)
+	w := newTwins(t, db, "TIMESTAMPTZ", monthly, monthlyRows)
+	part := w.table("events", &passes.PartitionSpec{}, nil)
+	rows := w.table("events_rows", nil, nil)
+	for _, table := range []string{"events", "events_rows"} {
+		execAll(t, db, fmt.Sprintf(`CREATE TABLE %[1]s_refs (id BIGINT PRIMARY KEY, event_at TIMESTAMPTZ, event_id BIGINT,
+			FOREIGN KEY (event_at, event_id) REFERENCES %[1]s (at, id))`, table),
+			fmt.Sprintf(`INSERT INTO %[1]s_refs SELECT 1, at, id FROM %[1]s WHERE id = 2`, table))
+	}
+	cutoff := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
+	got := sweepReported(t, part, 3, cutoff)
+	sweepReported(t, rows, 3, cutoff)
+	if a, b := w.ids("events"), w.ids("events_rows"); !slices.Equal(a, b) || !slices.Contains(a, 2) {
+		t.Fatalf("with partitions the table keeps %v, by rows only %v; both must keep the referenced row 2", a, b)
+	}
+	if out := got.outcomes(); !slices.Equal(out, []string{"events_may kept"}) {
+		t.Fatalf("reports %v, want events_may kept", out)
+	}
+}
