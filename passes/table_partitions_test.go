@@ -321,50 +321,60 @@ func TestPartitionsQuarantinedKey(t *testing.T) {
 	}
 }
 
-// A transaction holding a row lock in an expired partition: the concurrent detach gives
-// up at its lock timeout (contended, not a failure), the row path deletes what it can,
-// and once the lock is gone the next sweep finalizes the pending detach and retires the
-// partition; the keys kept are then the row path's.
-func TestPartitionsLockedRow(t *testing.T) {
-	db := passtest.Postgres(t)
-	w := newTwins(t, db, "TIMESTAMPTZ", monthly, monthlyRows)
-	ctx := context.Background()
-	holder, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = holder.Rollback() }()
-	if _, err := holder.ExecContext(ctx, "SELECT id FROM events WHERE id = 2 FOR UPDATE"); err != nil {
-		t.Fatal(err)
-	}
-	cutoff := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
-	spec := &passes.PartitionSpec{LockTimeout: 100 * time.Millisecond}
-	first := sweepReported(t, w.table("events", spec, nil), 3, cutoff)
-	if out := first.outcomes(); len(out) != 1 || out[0] != "events_may contended" || !errors.Is(first.reports[0].Reason, driver.ErrPartitionContended) {
-		t.Fatalf("first sweep reports %v, want events_may contended", out)
-	}
-	// The detach waited at its second step for the holder and was cancelled there, so
-	// the partition is left pending: no query through the table sees it any more.
-	var pending bool
-	if err := db.NewRaw("SELECT inhdetachpending FROM pg_inherits WHERE inhrelid = to_regclass('events_may')").Scan(ctx, &pending); err != nil {
-		t.Fatal(err)
-	}
-	if !pending || first.deleted != 0 {
-		t.Fatalf("after the first sweep events_may pending %v, %d rows deleted; want it pending and no row deleted", pending, first.deleted)
-	}
-	if err := holder.Rollback(); err != nil {
-		t.Fatal(err)
-	}
-	second := sweepReported(t, w.table("events", spec, nil), 3, cutoff)
-	if out := second.outcomes(); !slices.Equal(out, []string{"events_may retiring", "events_may retired"}) {
-		t.Fatalf("second sweep reports %v, want events_may finalized and retired", out)
-	}
-	sweepReported(t, w.table("events_rows", nil, nil), 3, cutoff)
-	if a, b := w.ids("events"), w.ids("events_rows"); !slices.Equal(a, b) {
-		t.Fatalf("with partitions the table keeps %v, by rows only %v", a, b)
-	}
-	if !dropped(t, db, "events_may") {
-		t.Fatal("events_may is still there")
+// A transaction holding a lock in an expired partition (a row lock, ACCESS SHARE on the
+// partition, or an open REPEATABLE READ snapshot that read the table): the concurrent
+// detach gives up at its lock timeout (contended, not a failure), leaving the partition
+// pending, so the row path sees none of its rows; once the holder is gone the next
+// sweep finalizes the detach and retires the partition, and the keys kept are the row
+// path's.
+func TestPartitionsLocked(t *testing.T) {
+	for name, hold := range map[string][]string{
+		"row lock":        {"SELECT id FROM events WHERE id = 2 FOR UPDATE"},
+		"access share":    {"LOCK TABLE events_may IN ACCESS SHARE MODE"},
+		"repeatable read": {"SET TRANSACTION ISOLATION LEVEL REPEATABLE READ", "SELECT count(*) FROM events"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			db := passtest.Postgres(t)
+			w := newTwins(t, db, "TIMESTAMPTZ", monthly, monthlyRows)
+			ctx := context.Background()
+			holder, err := db.BeginTx(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = holder.Rollback() }()
+			for _, q := range hold {
+				if _, err := holder.ExecContext(ctx, q); err != nil {
+					t.Fatal(err)
+				}
+			}
+			cutoff := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
+			spec := &passes.PartitionSpec{LockTimeout: 100 * time.Millisecond}
+			first := sweepReported(t, w.table("events", spec, nil), 3, cutoff)
+			if out := first.outcomes(); len(out) != 1 || out[0] != "events_may contended" || !errors.Is(first.reports[0].Reason, driver.ErrPartitionContended) {
+				t.Fatalf("first sweep reports %v, want events_may contended", out)
+			}
+			var pending bool
+			if err := db.NewRaw("SELECT inhdetachpending FROM pg_inherits WHERE inhrelid = to_regclass('events_may')").Scan(ctx, &pending); err != nil {
+				t.Fatal(err)
+			}
+			if !pending || first.deleted != 0 {
+				t.Fatalf("after the first sweep events_may pending %v, %d rows deleted; want it pending and no row deleted", pending, first.deleted)
+			}
+			if err := holder.Rollback(); err != nil {
+				t.Fatal(err)
+			}
+			second := sweepReported(t, w.table("events", spec, nil), 3, cutoff)
+			if out := second.outcomes(); !slices.Equal(out, []string{"events_may retiring", "events_may retired"}) {
+				t.Fatalf("second sweep reports %v, want events_may finalized and retired", out)
+			}
+			sweepReported(t, w.table("events_rows", nil, nil), 3, cutoff)
+			if a, b := w.ids("events"), w.ids("events_rows"); !slices.Equal(a, b) {
+				t.Fatalf("with partitions the table keeps %v, by rows only %v", a, b)
+			}
+			if !dropped(t, db, "events_may") {
+				t.Fatal("events_may is still there")
+			}
+		})
 	}
 }
 
@@ -450,5 +460,52 @@ func TestPartitionsReferenceAddedAfterStartup(t *testing.T) {
 	}
 	if out := got.outcomes(); !slices.Equal(out, []string{"events_may kept"}) {
 		t.Fatalf("reports %v, want events_may kept", out)
+	}
+}
+
+// A date key and bigint unix (seconds, milliseconds) keys: bounds and cutoff are
+// compared by the server in the column's type, the cutoff converted as the row path
+// converts it, and the keys kept are the row path's.
+func TestPartitionsKeyTypes(t *testing.T) {
+	may, june, july := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC), time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC), time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC)
+	unixParts := func(unit func(time.Time) int64) []part {
+		return []part{
+			{"may", fmt.Sprintf("FROM (%d) TO (%d)", unit(may), unit(june))},
+			{"june", fmt.Sprintf("FROM (%d) TO (%d)", unit(june), unit(july))},
+		}
+	}
+	unixRows := func(unit func(time.Time) int64) []row {
+		return []row{{1, fmt.Sprint(unit(may))}, {2, fmt.Sprint(unit(june) - 1)}, {3, fmt.Sprint(unit(june))}, {4, fmt.Sprint(unit(june.Add(36 * time.Hour)))}}
+	}
+	seconds := func(t time.Time) int64 { return t.Unix() }
+	millis := func(t time.Time) int64 { return t.UnixMilli() }
+	tests := []struct {
+		name, colType string
+		format        passes.TimestampFormat
+		parts         []part
+		rows          []row
+		cutoff        time.Time
+		want          []string
+	}{
+		{"date on the boundary", "DATE", "", monthly[:2], []row{{1, "2026-05-01"}, {2, "2026-05-31"}, {3, "2026-06-01"}, {4, "2026-06-02"}},
+			june, []string{"events_may retiring", "events_may retired"}},
+		{"date mid-day", "DATE", "", monthly[:2], []row{{1, "2026-05-01"}, {2, "2026-05-31"}, {3, "2026-06-01"}, {4, "2026-06-02"}},
+			june.Add(12 * time.Hour), []string{"events_may retiring", "events_may retired"}},
+		{"unix seconds", "BIGINT", passes.TimestampUnixSeconds, unixParts(seconds), unixRows(seconds),
+			june, []string{"events_may retiring", "events_may retired"}},
+		{"unix seconds, 1s early", "BIGINT", passes.TimestampUnixSeconds, unixParts(seconds), unixRows(seconds),
+			june.Add(-time.Second), nil},
+		{"unix ms, 1ms late", "BIGINT", passes.TimestampUnixMillis, unixParts(millis), unixRows(millis),
+			june.Add(time.Millisecond), []string{"events_may retiring", "events_may retired"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			db := passtest.Postgres(t)
+			w := newTwins(t, db, tc.colType, tc.parts, tc.rows)
+			got := w.compare(tc.cutoff, &passes.PartitionSpec{}, func(s *passes.TableSpec) { s.TimestampFormat = tc.format })
+			if !slices.Equal(got.outcomes(), tc.want) {
+				t.Fatalf("reports %v, want %v", got.outcomes(), tc.want)
+			}
+		})
 	}
 }
