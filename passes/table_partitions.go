@@ -45,6 +45,9 @@ type retirePhase struct {
 	done   bool               // the row path's turn: nothing left, or contended
 	queue  []driver.Partition // partitions still to retire, pending ones first, then oldest first
 	held   [][]any            // quarantined keys: a partition holding one stays
+	// unchecked: the quarantine holds keys the sweep cannot look for (past
+	// maxExcluded, or not decodable), so every partition stays this sweep.
+	unchecked bool
 	// clearing is the key cursor of the partition whose children are being cleared;
 	// cleared says they are.
 	clearing *candidate
@@ -82,6 +85,10 @@ func (s *tableSweep) retireNext(ctx context.Context, db bun.IDB, batchSize int, 
 			s.keep(ctx, report, errors.New("a detach of this partition, which is not expired, was begun elsewhere and is pending; the retire phase waits for it to be finished"))
 			s.retire.done = true
 			return false, nil
+		}
+		if r.unchecked && !p.Pending {
+			s.keep(ctx, report, fmt.Errorf("the quarantine holds keys this sweep cannot look for (more than %d, or unreadable); the row path keeps them", maxExcluded))
+			continue
 		}
 		if !p.Pending {
 			kept, err := s.holdsQuarantined(ctx, db, p)
@@ -138,8 +145,7 @@ func (s *tableSweep) listPartitions(ctx context.Context, db bun.IDB, cut cutoff)
 	for _, e := range entries {
 		key, ok := s.layout.decodeKey(e.Key, len(t.key))
 		if !ok || len(r.held) >= maxExcluded {
-			// A key it cannot check: no partition may go this sweep.
-			r.done = true
+			r.held, r.unchecked = nil, true
 			return nil
 		}
 		r.held = append(r.held, key)

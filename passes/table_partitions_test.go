@@ -509,3 +509,15 @@ func TestPartitionsKeyTypes(t *testing.T) {
 		})
 	}
 }
+
+// A quarantine holding a key the sweep cannot look for keeps every partition for the
+// row path: none can be shown free of it.
+func TestPartitionsUncheckedQuarantine(t *testing.T) {
+	db := passtest.Postgres(t)
+	w := newTwins(t, db, "TIMESTAMPTZ", monthly, monthlyRows)
+	q := partQuarantine{keys: []string{"not a key of this table"}}
+	got := sweepReported(t, w.table("events", &passes.PartitionSpec{}, nil).WithQuarantine(q), 3, time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC))
+	if out := got.outcomes(); !slices.Equal(out, []string{"events_may kept"}) || dropped(t, db, "events_may") {
+		t.Fatalf("reports %v, want events_may kept", out)
+	}
+}
