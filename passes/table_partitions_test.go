@@ -521,3 +521,41 @@ func TestPartitionsUncheckedQuarantine(t *testing.T) {
 		t.Fatalf("reports %v, want events_may kept", out)
 	}
 }
+
+// Modes detach and archive keep the retired partition as a table of its own, out of
+// the table (in its schema, or moved to archive_schema), with its rows.
+func TestPartitionsDetachAndArchive(t *testing.T) {
+	for _, mode := range []passes.PartitionMode{passes.PartitionDetach, passes.PartitionArchive} {
+		t.Run(string(mode), func(t *testing.T) {
+			db := passtest.Postgres(t)
+			ctx := context.Background()
+			var schema string
+			if err := db.NewRaw("SELECT current_schema()").Scan(ctx, &schema); err != nil {
+				t.Fatal(err)
+			}
+			w := newTwins(t, db, "TIMESTAMPTZ", monthly, monthlyRows)
+			spec := &passes.PartitionSpec{Mode: mode}
+			where := "events_may"
+			if mode == passes.PartitionArchive {
+				spec.ArchiveSchema = schema + "_archive"
+				where = spec.ArchiveSchema + ".events_may"
+				execAll(t, db, "CREATE SCHEMA "+spec.ArchiveSchema)
+				t.Cleanup(func() { _, _ = db.ExecContext(context.Background(), "DROP SCHEMA "+spec.ArchiveSchema+" CASCADE") })
+			}
+			got := w.compare(time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC), spec, nil)
+			if !slices.Equal(got.outcomes(), []string{"events_may retiring", "events_may retired"}) {
+				t.Fatalf("reports %v, want events_may retired", got.outcomes())
+			}
+			var rows, attached int
+			if err := db.NewRaw("SELECT count(*) FROM "+where).Scan(ctx, &rows); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.NewRaw("SELECT count(*) FROM pg_inherits WHERE inhrelid = to_regclass(?)", where).Scan(ctx, &attached); err != nil {
+				t.Fatal(err)
+			}
+			if rows != 3 || attached != 0 {
+				t.Fatalf("%s holds %d rows and is attached %d times; want its 3 rows, detached", where, rows, attached)
+			}
+		})
+	}
+}
