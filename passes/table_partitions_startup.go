@@ -54,6 +54,14 @@ func (t *Table) checkPartitions(ctx context.Context, fail func(string, ...any)) 
 	if p.concurrently() && !info.ConcurrentDetach {
 		fail("partitions: this server cannot detach concurrently (PostgreSQL 14 or later can); set partitions.concurrently: false")
 	}
+	if p.mode() == PartitionArchive {
+		switch ok, err := t.drv.SchemaExists(ctx, t.db, p.ArchiveSchema); {
+		case err != nil:
+			fail("partitions.archive_schema: checking that schema %s exists: %v", p.ArchiveSchema, err)
+		case !ok:
+			fail("partitions.archive_schema: schema %s does not exist, so a retired partition could not be moved there; create it first", p.ArchiveSchema)
+		}
+	}
 	if len(info.DeleteTriggers) > 0 {
 		fail("partitions: %s has the row-level DELETE trigger(s) %s, which a retired partition's rows never fire: a trigger that refuses or records a delete would see none; drop them or remove partitions:",
 			t.spec.Table, strings.Join(info.DeleteTriggers, ", "))

@@ -70,6 +70,9 @@ func TestPartitionsStartupRefusals(t *testing.T) {
 			`CREATE FUNCTION keep_{schema}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'kept'; END $$`,
 			`CREATE TRIGGER keep BEFORE DELETE ON events FOR EACH ROW EXECUTE FUNCTION keep_{schema}()`), nil,
 			"partitions: events has the row-level DELETE trigger(s) events.keep, which a retired partition's rows never fire"},
+		{"archive schema missing", partitionedDDL, func(s *passes.TableSpec) {
+			s.Partitions.Mode, s.Partitions.ArchiveSchema = passes.PartitionArchive, "no_such_archive"
+		}, "partitions.archive_schema: schema no_such_archive does not exist"},
 		{"publication", append(partitionedDDL, `CREATE PUBLICATION pub_{schema} FOR TABLE events`), nil,
 			"partitions: events is in publication pub_"},
 		{"publication allowed", append(partitionedDDL, `CREATE PUBLICATION pub_{schema} FOR TABLE events`),

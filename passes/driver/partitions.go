@@ -30,6 +30,8 @@ type Partitions interface {
 	// DisposeDetached drops the detached p (drop), or moves it to schema (archive), or
 	// leaves it (detach), waiting for locks at most lockTimeout.
 	DisposeDetached(ctx context.Context, db bun.IDB, p Partition, mode, schema string, lockTimeout time.Duration) error
+	// SchemaExists reports whether schema exists, for an archive schema checked at startup.
+	SchemaExists(ctx context.Context, db bun.IDB, schema string) (bool, error)
 }
 
 // ErrPartitionsUnsupported is wrapped by every Partitions method of a driver whose
@@ -120,4 +122,9 @@ func (n NoPartitions) DetachPartition(context.Context, bun.IDB, string, Partitio
 // DisposeDetached refuses.
 func (n NoPartitions) DisposeDetached(context.Context, bun.IDB, Partition, string, string, time.Duration) error {
 	return PartitionsRefused(n.Reason)
+}
+
+// SchemaExists refuses.
+func (n NoPartitions) SchemaExists(context.Context, bun.IDB, string) (bool, error) {
+	return false, PartitionsRefused(n.Reason)
 }

@@ -31,3 +31,8 @@ func (Driver) DetachPartition(ctx context.Context, db bun.IDB, table string, p d
 func (Driver) DisposeDetached(ctx context.Context, db bun.IDB, p driver.Partition, mode, schema string, lockTimeout time.Duration) error {
 	return partitions.DisposeDetached(ctx, db, p, mode, schema, lockTimeout)
 }
+
+// SchemaExists refuses (see partitions).
+func (Driver) SchemaExists(ctx context.Context, db bun.IDB, schema string) (bool, error) {
+	return partitions.SchemaExists(ctx, db, schema)
+}

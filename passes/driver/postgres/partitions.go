@@ -240,3 +240,8 @@ func withLockTimeout(ctx context.Context, db bun.IDB, timeout time.Duration, que
 	}
 	return errors.Join(err, rerr)
 }
+
+// SchemaExists reads pg_namespace.
+func (Driver) SchemaExists(ctx context.Context, db bun.IDB, schema string) (bool, error) {
+	return db.NewSelect().TableExpr("pg_namespace").Where("nspname = ?", schema).Exists(ctx)
+}
