@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/retentionkit/retention/core/clock"
+	"github.com/retentionkit/retention/passes"
 	"github.com/retentionkit/retention/passes/ledger"
 )
 
@@ -101,6 +102,15 @@ func (o *LedgerObserver) Observe(e Event) error {
 		}
 		o.skipped(sweepKey{e.Name, e.Sweep})
 		return o.log(ctx, sweepKey{e.Name, e.Sweep}, "warning", fmt.Sprintf("row skipped: %v", e.Err), fmt.Sprint(e.Key))
+	case PartitionEvent:
+		if err := o.write(ctx, sweepKey{e.Name, e.Sweep}); err != nil {
+			return err
+		}
+		level := "info"
+		if e.Report.Outcome == passes.PartitionContended || e.Report.Outcome == passes.PartitionKept {
+			level = "warning"
+		}
+		return o.log(ctx, sweepKey{e.Name, e.Sweep}, level, e.Report.String(), "")
 	case PassFailed:
 		if err := o.write(ctx, sweepKey{e.Name, e.Sweep}); err != nil {
 			return err

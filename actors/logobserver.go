@@ -7,6 +7,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/retentionkit/retention/passes"
 	"github.com/retentionkit/retention/supervisor"
 )
 
@@ -107,6 +108,12 @@ func (o *LogObserver) Observe(e Event) error {
 	case RowSkipped:
 		// Per row at debug: the sweep's summary of held rows is the warning.
 		l.WithFields(logrus.Fields{"sweep": e.Sweep, "key": fmt.Sprint(e.Key)}).WithError(e.Err).Debug("row skipped")
+	case PartitionEvent:
+		level := logrus.InfoLevel
+		if e.Report.Outcome == passes.PartitionContended || e.Report.Outcome == passes.PartitionKept {
+			level = logrus.WarnLevel
+		}
+		l.WithField("sweep", e.Sweep).Log(level, e.Report.String())
 	default:
 		l.Infof("event %T", e)
 	}

@@ -26,6 +26,7 @@ type batchResult struct {
 	rows     int
 	skipped  int
 	more     bool           // the pass said more is waiting despite a short batch
+	retired  int            // partitions the batch retired or reported on (passes.ReportPartition)
 	held     int            // rows the pass left in place on their own (passes.ReportHeld)
 	heldBy   map[string]int // skipped and held rows, by cause (see heldCause)
 	err      error
@@ -47,6 +48,8 @@ func (a *passActor) runBatch(ctx actor.Context) {
 	name, sweepID, d := a.name(), sw.id, a.d
 	report := &batchReport{publish: func(key any, err error) {
 		d.publish(RowSkipped{Name: name, Sweep: sweepID, Key: key, Err: err})
+	}, partition: func(r passes.PartitionReport) {
+		d.publish(PartitionEvent{Name: name, Sweep: sweepID, Report: r})
 	}}
 	bctx = passes.WithBatchReporter(bctx, report)
 	size := a.batchSize()
@@ -59,6 +62,7 @@ func (a *passActor) runBatch(ctx actor.Context) {
 		res.took = time.Since(wall)
 		res.timedOut = res.err != nil && errors.Is(context.Cause(bctx), errBatchTimedOut)
 		res.skipped, res.more = int(report.skipped.Load()), report.more.Load()
+		res.retired = int(report.partitions.Load())
 		res.held, res.heldBy = int(report.held.Load()), report.takeCauses()
 		res.elapsed = d.clock.Now().Sub(start)
 		if timeout != nil {
@@ -87,12 +91,16 @@ func (a *passActor) startWorker() {
 
 // batchReport is the passes.BatchReporter (and HeldReporter) of one batch.
 type batchReport struct {
-	publish func(key any, err error)
-	skipped atomic.Int64
-	held    atomic.Int64
-	more    atomic.Bool
-	mu      sync.Mutex
-	causes  map[string]int
+	publish   func(key any, err error)
+	partition func(passes.PartitionReport)
+	// partitions counts the partition reports: a batch that made one did work, even
+	// with no row counted.
+	partitions atomic.Int64
+	skipped    atomic.Int64
+	held       atomic.Int64
+	more       atomic.Bool
+	mu         sync.Mutex
+	causes     map[string]int
 }
 
 func (r *batchReport) RowSkipped(key any, err error) {
@@ -136,6 +144,14 @@ func (r *batchReport) takeCauses() map[string]int {
 }
 
 func (r *batchReport) MoreWaiting() { r.more.Store(true) }
+
+// Partition publishes what the batch did with a partition (passes.ReportPartition).
+func (r *batchReport) Partition(p passes.PartitionReport) {
+	r.partitions.Add(1)
+	if r.partition != nil {
+		r.partition(p)
+	}
+}
 
 // purge builds the pass if this is the sweep's first batch, then runs one batch. A panic
 // in either becomes a *core.PanicError.

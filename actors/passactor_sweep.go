@@ -126,7 +126,7 @@ func (a *passActor) onBatchResult(ctx actor.Context, m *batchResult) {
 		sw.heldBy[cause] += n
 	}
 	full := m.rows+m.skipped+m.held == m.size || m.more
-	if m.more && m.rows == 0 && m.skipped == 0 && m.held == 0 {
+	if m.more && m.rows == 0 && m.skipped == 0 && m.held == 0 && m.retired == 0 {
 		sw.idle++
 	} else {
 		sw.idle = 0

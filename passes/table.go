@@ -153,6 +153,11 @@ type DryRunResult struct {
 	Eligible int64
 	// Blocked is how many expired rows block children keep.
 	Blocked int64
+	// Partitions is how many whole partitions a pass with partitions: would retire, and
+	// InPartitions how many of the Eligible rows they hold (counted, not estimated);
+	// the row path would delete the rest.
+	Partitions   int
+	InPartitions int64
 }
 
 // DryRun counts what a sweep at cutoff would delete, and what block children keep,
@@ -169,6 +174,9 @@ func (t *Table) DryRun(ctx context.Context, at time.Time) (DryRunResult, error) 
 		return res, fmt.Errorf("pass %q: dry run: %w", t.name, err)
 	}
 	res.Eligible = n
+	if err := t.dryRunPartitions(ctx, cut, &res); err != nil {
+		return res, fmt.Errorf("pass %q: dry run: %w", t.name, err)
+	}
 	if len(t.blockers) == 0 {
 		return res, nil
 	}

@@ -52,6 +52,10 @@ func (s *tableSweep) purgeBatch(ctx context.Context, batchSize int, olderThan ti
 			return 0, err
 		}
 	}
+	// With partitions:, whole expired partitions go first, one a batch.
+	if retired, err := s.retireNext(ctx, db, batchSize, cut, olderThan); retired || err != nil {
+		return 0, err
+	}
 	// 4. Read, lock and delete: one statement without children, one transaction with.
 	stop := s.cancelOnDone(ctx)
 	defer stop()

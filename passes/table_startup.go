@@ -65,6 +65,7 @@ func (t *Table) ValidateStartup(ctx context.Context) validation.StartupResult {
 		t.checkTimestamp(ctx, fail, warn)
 		t.checkDriver(ctx, fail)
 		t.checkReferences(ctx, fail, warn)
+		t.checkPartitions(ctx, fail)
 		t.indexWarnings(ctx, warn)
 	}
 	if len(failures) > 0 {

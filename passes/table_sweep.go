@@ -37,6 +37,8 @@ type tableSweep struct {
 	backend    atomic.Int64 // pid, for the pacing signals' goroutine
 	// cancelStatement asks the server to cancel the sweep's running statement.
 	cancelStatement func()
+	// retire is the retire phase of a pass with partitions (table_partitions.go).
+	retire *retirePhase
 }
 
 // BackendPID returns the sweep connection's backend, 0 before the first batch.

@@ -124,6 +124,9 @@ type TableSpec struct {
 	// VacuumTimeout bounds that hygiene (ANALYZE and VACUUM, as PostgreSQL's
 	// statement_timeout); zero means DefaultVacuumTimeout.
 	VacuumTimeout time.Duration
+	// Partitions, on a PostgreSQL range-partitioned table, retires whole expired
+	// partitions before the row path runs (PartitionSpec); nil: rows only.
+	Partitions *PartitionSpec
 }
 
 // DefaultSynchronousCommit is the synchronous_commit a sweep's connection uses when its
@@ -200,6 +203,7 @@ func (s TableSpec) Validate(name string) error {
 		add("vacuum_timeout", "must not be negative, got %v", s.VacuumTimeout)
 	}
 	validateChildren(s.Children, "children", len(s.keyColumns()), true, add, identifier)
+	s.validatePartitions(add, identifier)
 	if len(fields) == 0 {
 		return nil
 	}

@@ -78,6 +78,8 @@ type PassConfig struct {
 	// StrictReferences refuses a table that references the pass's tables with a foreign
 	// key children does not list, instead of warning (default false).
 	StrictReferences *bool `yaml:"strict_references"`
+	// Partitions retires whole expired partitions of a range-partitioned table.
+	Partitions *PartitionsConfig `yaml:"partitions"`
 }
 
 // FilterConfig is a pass's `column IN values` filter.
@@ -283,6 +285,7 @@ func (p PassConfig) Build() (passes.Options, passes.TableSpec, error) {
 	spec := passes.TableSpec{ProbeQuery: p.ProbeQuery, Table: p.Table, Timestamp: p.Timestamp, TimestampFormat: passes.TimestampFormat(p.TimestampFormat),
 		TimestampZone: p.TimestampZone, Where: p.Where, Children: children(p.Children), SynchronousCommit: p.SynchronousCommit}
 	spec.Key, spec.KeyColumns = p.Key.split()
+	spec.Partitions = p.Partitions.spec()
 	if p.Filter != nil {
 		spec.Filter = &passes.Filter{Column: p.Filter.Column, In: p.Filter.In}
 	}

@@ -19,6 +19,8 @@ type Observer struct {
 	lastSuccess            *prometheus.GaugeVec
 	drift                  *prometheus.GaugeVec
 	lockDenials            *prometheus.CounterVec
+	// partitions counts the retire phase's outcomes (partitions.go).
+	partitions, partitionRows *prometheus.CounterVec
 }
 
 // NewObserver returns the observer with its metrics, not yet registered anywhere.
@@ -35,12 +37,15 @@ func NewObserver() *Observer {
 		lastSuccess:  prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "retention_last_success_timestamp_seconds", Help: "When the pass last finished a sweep that did not fail; 0 until its first."}, pass),
 		drift:        prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "retention_configuration_drift", Help: "1 while the pass's last failure was a table or column missing, until a sweep succeeds."}, pass),
 		lockDenials:  prometheus.NewCounterVec(prometheus.CounterOpts{Name: "retention_lock_denials_total", Help: "Sweeps that did not start because another session (another cluster member) holds the pass's advisory lock."}, pass),
+		partitions:   prometheus.NewCounterVec(prometheus.CounterOpts{Name: "retention_partitions_total", Help: "Expired partitions by what the retire phase did with them: retired, contended (left to the row path for the sweep), kept (left to the row path)."}, []string{"pass", "outcome"}),
+		partitionRows: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "retention_partition_rows_estimated_total",
+			Help: "The planner's estimate of the rows in retired partitions: an estimate, not a count."}, pass),
 	}
 }
 
 // collectors are the observer's metrics, for registering.
 func (m *Observer) collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.rows, m.skipped, m.batches, m.sweeps, m.failures, m.restarts, m.batchSeconds, m.lastSuccess, m.drift, m.lockDenials}
+	return []prometheus.Collector{m.rows, m.skipped, m.batches, m.sweeps, m.failures, m.restarts, m.batchSeconds, m.lastSuccess, m.drift, m.lockDenials, m.partitions, m.partitionRows}
 }
 
 // sweepReasons are the outcomes retention_sweeps_total shows from startup.
@@ -58,6 +63,7 @@ func (m *Observer) zero(pass string) {
 		m.sweeps.WithLabelValues(pass, string(r))
 	}
 	m.batchSeconds.WithLabelValues(pass)
+	m.zeroPartitions(pass)
 	for _, v := range []*prometheus.GaugeVec{m.lastSuccess, m.drift} {
 		v.WithLabelValues(pass)
 	}
@@ -82,6 +88,8 @@ func (m *Observer) Observe(e actors.Event) error {
 			m.lastSuccess.WithLabelValues(p).Set(float64(e.At.Unix()))
 			m.drift.WithLabelValues(p).Set(0)
 		}
+	case actors.PartitionEvent:
+		m.partitionEvent(p, e)
 	case actors.PassFailed:
 		m.failures.WithLabelValues(p).Inc()
 	case actors.PassRestarted:

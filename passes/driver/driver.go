@@ -32,4 +32,5 @@ type Driver interface {
 	Redactor
 	Errors
 	Ledger
+	Partitions
 }

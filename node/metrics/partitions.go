@@ -1,0 +1,31 @@
+package metrics
+
+import (
+	"github.com/retentionkit/retention/actors"
+	"github.com/retentionkit/retention/passes"
+)
+
+// partitionOutcomes are the outcomes retention_partitions_total shows from startup:
+// "expired but contended" and "kept" apart from "retired", and all three apart from a
+// pass with nothing expired (every series at zero).
+var partitionOutcomes = []passes.PartitionOutcome{passes.PartitionRetired, passes.PartitionContended, passes.PartitionKept}
+
+// zeroPartitions creates a pass's partition series at zero.
+func (m *Observer) zeroPartitions(pass string) {
+	for _, o := range partitionOutcomes {
+		m.partitions.WithLabelValues(pass, string(o))
+	}
+	m.partitionRows.WithLabelValues(pass)
+}
+
+// partitionEvent counts one partition outcome; retiring (the report before the drop)
+// is not an outcome of its own.
+func (m *Observer) partitionEvent(pass string, e actors.PartitionEvent) {
+	if e.Report.Outcome == passes.PartitionRetiring {
+		return
+	}
+	m.partitions.WithLabelValues(pass, string(e.Report.Outcome)).Inc()
+	if e.Report.Outcome == passes.PartitionRetired && e.Report.EstimatedRows > 0 {
+		m.partitionRows.WithLabelValues(pass).Add(e.Report.EstimatedRows)
+	}
+}

@@ -1,0 +1,74 @@
+package passes
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// PartitionOutcome says what a sweep's retire phase did with one partition.
+type PartitionOutcome string
+
+// The partition outcomes.
+const (
+	// PartitionRetiring: the partition is detached from the table and is about to be
+	// dropped, moved or left (its mode); reported before that statement runs, so a
+	// record of what goes exists before it is gone.
+	PartitionRetiring PartitionOutcome = "retiring"
+	// PartitionRetired: the partition was dropped, archived or left detached.
+	PartitionRetired PartitionOutcome = "retired"
+	// PartitionContended: a statement on the partition gave up at its lock timeout (or
+	// lost a deadlock); the retire phase stops for the sweep and the row path deletes
+	// the same rows. Not a failure.
+	PartitionContended PartitionOutcome = "contended"
+	// PartitionKept: the partition is expired but left to the row path this sweep (a
+	// quarantined key in it, a reference the detach refused).
+	PartitionKept PartitionOutcome = "kept"
+)
+
+// PartitionReport is one partition's outcome in a retire phase: a kind of batch report
+// whose row count is the planner's estimate, named as one, since a retired partition's
+// rows are never counted one by one.
+type PartitionReport struct {
+	// Partition is the partition's table, schema-qualified.
+	Partition string
+	// Lower and Upper are its bounds as the catalog writes them (Upper is exclusive).
+	Lower, Upper string
+	// EstimatedRows is the planner's estimate of its rows (reltuples), not a count; -1
+	// when the partition was never analyzed.
+	EstimatedRows float64
+	// Mode is what retiring does with it: drop, detach or archive.
+	Mode PartitionMode
+	// Cutoff is the sweep's cutoff, which the upper bound is at or below.
+	Cutoff time.Time
+	// Outcome is what happened.
+	Outcome PartitionOutcome
+	// Reason says why a partition was contended or kept; nil otherwise.
+	Reason error
+}
+
+// String is the report as a log line reads it.
+func (r PartitionReport) String() string {
+	s := fmt.Sprintf("partition %s [%s, %s) %s: estimated rows %.0f (an estimate, not a count), mode %s, cutoff %s",
+		r.Partition, r.Lower, r.Upper, r.Outcome, r.EstimatedRows, r.Mode, r.Cutoff.UTC().Format(time.RFC3339Nano))
+	if r.Reason != nil {
+		s += ": " + r.Reason.Error()
+	}
+	return s
+}
+
+// PartitionReporter is a BatchReporter that also hears what a batch of the retire
+// phase did with a partition.
+type PartitionReporter interface {
+	// Partition: the batch reached outcome with a partition.
+	Partition(r PartitionReport)
+}
+
+// ReportPartition tells the runtime what the batch did with a partition. A reporter
+// that is not a PartitionReporter hears nothing of it; the batch still says more is
+// waiting (ReportMoreWaiting), as the rows were not counted.
+func ReportPartition(ctx context.Context, r PartitionReport) {
+	if p, ok := ctx.Value(batchReporterKey{}).(PartitionReporter); ok {
+		p.Partition(r)
+	}
+}
