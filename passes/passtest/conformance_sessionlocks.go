@@ -25,12 +25,7 @@ import (
 // the connection, and shown to any session of the database with its holder. A
 // database without session locks refuses every one of them.
 func sessionLockBehaviours() []behaviour {
-	held := func(t Target) string {
-		if t.NoSessionLocks {
-			return "the database has no session locks"
-		}
-		return ""
-	}
+	held := needsSessionLocks
 	return []behaviour{
 		{name: "a try-lock is denied to a second session and nests in its holder", run: tryLockDeniedAndNested, skip: held},
 		{name: "a lock is freed when the connection holding it is closed", run: lockFreedWithConnection, skip: held},
@@ -38,12 +33,7 @@ func sessionLockBehaviours() []behaviour {
 		{name: "a wait ended by CancelStatement holds nothing and leaves the line", run: cancelledWaitLeaves, skip: held},
 		{name: "the head takes the first free slot and leaves the line in one statement", run: tryFirstTakesOneAndLeaves, skip: held},
 		{name: "lock views name the holder and count the line", onTarget: lockViewsNameHolder, skip: held},
-		{name: "every lock method refuses where the database has no session locks", run: sessionLocksRefused, skip: func(t Target) string {
-			if !t.NoSessionLocks {
-				return "the database has session locks"
-			}
-			return ""
-		}},
+		{name: "every lock method refuses where the database has no session locks", run: sessionLocksRefused, skip: needsNoSessionLocks},
 	}
 }
 

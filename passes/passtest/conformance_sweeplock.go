@@ -18,22 +18,28 @@ import (
 // anything, names the holder, and runs once the first closes. A database without
 // session locks refuses the lock instead of offering one it cannot hold.
 func sweepLockBehaviours() []behaviour {
-	held := func(t Target) string {
-		if t.NoSessionLocks {
-			return "the database has no session locks"
-		}
-		return ""
-	}
+	held := needsSessionLocks
 	return []behaviour{
 		{name: "a second sweep is denied until the first closes", onTarget: withHolderNames(secondSweepDenied), skip: held},
 		{name: "exclusive builds the held sweep's pass once and the denied one's never", onTarget: withHolderNames(exclusiveBuildsOnce), skip: held},
-		{name: "refused where the database has no session locks", run: sweepLockRefused, skip: func(t Target) string {
-			if !t.NoSessionLocks {
-				return "the database has session locks"
-			}
-			return ""
-		}},
+		{name: "refused where the database has no session locks", run: sweepLockRefused, skip: needsNoSessionLocks},
 	}
+}
+
+// needsSessionLocks skips a behaviour of a held lock on a target without session locks.
+func needsSessionLocks(t Target) string {
+	if t.NoSessionLocks {
+		return "the database has no session locks"
+	}
+	return ""
+}
+
+// needsNoSessionLocks skips a behaviour of the refusal on a target with session locks.
+func needsNoSessionLocks(t Target) string {
+	if !t.NoSessionLocks {
+		return "the database has session locks"
+	}
+	return ""
 }
 
 // withHolderNames runs f on a fresh database of target, telling it whether the
