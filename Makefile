@@ -6,7 +6,7 @@ GO        ?= go
 GOBIN     := $(shell $(GO) env GOPATH)/bin
 STATICCHECK_VERSION ?= v0.8.2
 
-.PHONY: build run test bench lint fmt fuzz chaos cluster multinode
+.PHONY: build run run-mysql test bench lint fmt fuzz chaos cluster multinode
 
 # What `make build` stamps into the binary for `retention version` and --version: the tag
 # at HEAD, or else a pseudo-version in go build's own form (v0.0.0-TIME-COMMIT, +dirty with
@@ -36,6 +36,17 @@ run:
 	$(GO) build -ldflags '$(LDFLAGS)' -o bin/retention ./cmd/node
 	$(GO) run ./examples/demo/seed -db "$$RETENTION_DEMO_DB" -admin "$$RETENTION_DEMO_ADMIN"
 	./bin/retention run --config examples/demo/retention.yaml
+
+# The same story on MySQL or MariaDB (examples/demo/retention-mysql.yaml): the seeder
+# drops and creates the database RETENTION_DEMO_MYSQL_DSN names (by default root over
+# the local server's socket, database retention_demo; one that is not a demo is
+# refused), then the node sweeps it. Ctrl-C stops it gracefully.
+run-mysql: export RETENTION_DEMO_MYSQL_DSN ?= root@unix(/run/mysqld/mysqld.sock)/retention_demo
+run-mysql: export RETENTION_DEMO_ADMIN ?= 127.0.0.1:9464
+run-mysql:
+	$(GO) build -ldflags '$(LDFLAGS)' -o bin/retention ./cmd/node
+	$(GO) run ./examples/demo/seed -driver mysql -db "$$RETENTION_DEMO_MYSQL_DSN" -admin "$$RETENTION_DEMO_ADMIN" -config examples/demo/retention-mysql.yaml
+	./bin/retention run --config examples/demo/retention-mysql.yaml
 
 # Every test, with the race detector, against SQLite and a real PostgreSQL
 # (TEST_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/test). Verbose output is

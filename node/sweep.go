@@ -25,8 +25,14 @@ import (
 // nowhere and retrying the startup checks for DefaultStartupRetry.
 type SweepOptions struct {
 	// Only names the passes to sweep; empty (the default) sweeps every enabled pass. A
-	// name the file does not have is a *ConfigError, before anything is checked.
+	// name neither the file nor Passes has is a *ConfigError, before anything is checked.
 	Only []string
+	// Passes are the program's own passes (GoPass), swept beside the file's table passes
+	// as Options.Passes run beside them in a node, so an embedding program sweeps its Go
+	// passes once the way `retention sweep` sweeps tables; a name that repeats the file's
+	// is a *ConfigError. A drain sweeps a Go pass again while it stops at its batch limit
+	// and takes any other end as drained: there is no table to count what is left.
+	Passes []Pass
 	// Drain repeats a pass's sweeps while the last stopped at its batch limit, and,
 	// within DrainRetry, while expired rows it could not reach are left; a pass that ends
 	// with rows left has SweepTotals.Left set. Adaptive passes sweep unbounded.
@@ -130,17 +136,11 @@ func namedOnce(name string, err error) string {
 // far). How the passes ended is in the result: SweepResult.Err says whether any failed
 // or, drained, left rows.
 func Sweep(ctx context.Context, cfg *config.Config, opts SweepOptions) (SweepResult, error) {
-	log := opts.Logger
-	if log == nil {
-		log = logrus.New()
-		log.SetOutput(io.Discard)
-	}
-	t, err := OpenTables(ctx, cfg, TablesOptions{NoLedger: opts.NoLedger, Logger: log})
+	s, err := openSweep(ctx, cfg, opts.Logger, opts.NoLedger, opts.Passes, opts.Only)
 	if err != nil {
 		return SweepResult{}, err
 	}
-	s := &sweep{cfg: cfg, opts: opts, db: t.DB, log: log, ledger: t.Ledger, passes: t.Passes, plan: t.Plan}
-	s.undo.push(func() { _ = t.Close() })
+	s.opts = opts
 	defer s.undo.close()
 	if err := s.prepare(ctx); err != nil {
 		return SweepResult{}, err
@@ -148,31 +148,57 @@ func Sweep(ctx context.Context, cfg *config.Config, opts SweepOptions) (SweepRes
 	return s.run(ctx)
 }
 
-// sweep is one Sweep's state; undo releases what it acquired.
+// sweep is one Sweep's or DryRun's state; undo releases what it acquired.
 type sweep struct {
 	cfg    *config.Config
 	opts   SweepOptions
 	db     *bun.DB
 	log    *logrus.Logger
 	ledger *ledger.Ledger // nil without the ledger
-	passes []Pass         // every pass of the file
+	passes []Pass         // every pass of the file, then the program's
 	plan   *ledger.Plan   // the metadata cleanup's, for the startup checks; nil without
-	chosen []Pass         // the ones swept
+	chosen []Pass         // the ones swept: enabled, and named by only when it names any
 	undo   closers
 }
 
-// prepare checks opts.Only against the passes and runs every check and setup step
-// before the first sweep.
-func (s *sweep) prepare(ctx context.Context) error {
-	var names []string
-	for _, p := range s.passes {
-		names = append(names, p.Name())
+// openSweep opens what Sweep and DryRun share: cfg's database, ledger (unless noLedger)
+// and table passes with extra beside them, the names in only checked against them and
+// the passes to sweep chosen. On error nothing stays open; otherwise the caller closes
+// s.undo.
+func openSweep(ctx context.Context, cfg *config.Config, log *logrus.Logger, noLedger bool, extra []Pass, only []string) (*sweep, error) {
+	if log == nil {
+		log = logrus.New()
+		log.SetOutput(io.Discard)
 	}
-	for _, name := range s.opts.Only {
-		if !slices.Contains(names, name) {
-			return badConfig(fmt.Errorf("--pass %q: no such pass in the configuration (passes: %s)", name, strings.Join(names, ", ")))
+	t, err := OpenTables(ctx, cfg, TablesOptions{NoLedger: noLedger, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	s := &sweep{cfg: cfg, db: t.DB, log: log, ledger: t.Ledger, passes: append(t.Passes, extra...), plan: t.Plan}
+	s.undo.push(func() { _ = t.Close() })
+	names := passNames(s.passes)
+	for i, p := range extra {
+		if slices.Contains(names[:len(t.Passes)+i], p.Name()) {
+			s.undo.close()
+			return nil, badConfig(fmt.Errorf("pass %q: the program's pass repeats a pass name of the configuration", p.Name()))
 		}
 	}
+	for _, name := range only {
+		if !slices.Contains(names, name) {
+			s.undo.close()
+			return nil, badConfig(fmt.Errorf("--pass %q: no such pass in the configuration (passes: %s)", name, strings.Join(names, ", ")))
+		}
+	}
+	for _, p := range s.passes {
+		if (len(only) == 0 || slices.Contains(only, p.Name())) && p.Options().Enabled() {
+			s.chosen = append(s.chosen, p)
+		}
+	}
+	return s, nil
+}
+
+// prepare runs every check and setup step before the first sweep.
+func (s *sweep) prepare(ctx context.Context) error {
 	if err := CheckStartup(ctx, s.log, s.passes, s.plan, s.opts.Startup); err != nil {
 		return err
 	}
@@ -183,11 +209,6 @@ func (s *sweep) prepare(ctx context.Context) error {
 	}
 	if err := s.lock(ctx); err != nil {
 		return err
-	}
-	for _, p := range s.passes {
-		if (len(s.opts.Only) == 0 || slices.Contains(s.opts.Only, p.Name())) && p.Options().Enabled() {
-			s.chosen = append(s.chosen, p)
-		}
 	}
 	if s.opts.BeforeSweep != nil {
 		s.opts.BeforeSweep(ctx, append([]Pass(nil), s.chosen...))
@@ -216,7 +237,7 @@ func (s *sweep) lock(ctx context.Context) error {
 	if err := CheckClusterDatabase(ctx, s.db, s.cfg); err != nil {
 		return err
 	}
-	return LockTables(s.passes, passes.SweepConnOptions{ApplicationName: passes.MemberAppPrefix + "sweep-" + strconv.Itoa(os.Getpid())})
+	return LockTables(s.chosen, passes.SweepConnOptions{ApplicationName: passes.MemberAppPrefix + "sweep-" + strconv.Itoa(os.Getpid())})
 }
 
 // drainUnbounded makes the adaptive passes of a drain unbounded: their controller keeps
@@ -357,16 +378,14 @@ func timedOut(e actors.SweepDone) error {
 // locked fails the drain instead of hanging it.
 const countTimeout = 30 * time.Second
 
-// errNoBacklog is a count asked of a Go pass, which has no table to count.
-var errNoBacklog = errors.New("a Go pass has no backlog")
-
-// countExpired is the dry-run count of the named pass at cutoff.
+// countExpired is the dry-run count of the named pass at cutoff. A Go pass has no table
+// to count: its sweep's own stop reason says whether it is drained, so it counts none.
 func (s *sweep) countExpired(ctx context.Context, pass string, cutoff time.Time) (int, error) {
 	ctx, cancel := context.WithTimeout(ctx, countTimeout)
 	defer cancel()
-	for _, p := range s.passes {
+	for _, p := range s.chosen {
 		if p.Name() == pass && !p.IsTable() {
-			return 0, fmt.Errorf("pass %s: %w", pass, errNoBacklog)
+			return 0, nil
 		}
 		if p.Name() == pass {
 			res, err := p.Table.DryRun(ctx, cutoff)

@@ -5,6 +5,8 @@ import (
 	"slices"
 
 	"github.com/uptrace/bun"
+
+	"github.com/retentionkit/retention/passes/driver"
 )
 
 // checkConditions has the database read the where and the filter, each on its own in a
@@ -50,7 +52,7 @@ func (t *Table) checkTimestamp(ctx context.Context, fail, warn func(string, ...a
 		fail("column types of %s: %v", t.spec.Table, err)
 		return
 	}
-	typ := types[t.spec.Timestamp]
+	typ := driver.BaseType(types[t.spec.Timestamp])
 	switch {
 	case t.native() && !slices.Contains(timeTypes, typ):
 		fail("timestamp %s.%s is of type %s; timestamp_format time needs timestamp, timestamptz or date (unix and unix_ms are for integers)", t.spec.Table, t.spec.Timestamp, typ)
@@ -62,5 +64,21 @@ func (t *Table) checkTimestamp(ctx context.Context, fail, warn func(string, ...a
 		if err := t.naiveZoneRefusal(ctx, t.db, typ); err != nil {
 			fail("%v", err)
 		}
+	}
+}
+
+// checkDriver adds the refusals of the table's database (driver.Startup): what it will
+// not sweep that another database would, each named by the field that fixes it.
+func (t *Table) checkDriver(ctx context.Context, fail func(string, ...any)) {
+	plan := driver.SweepPlan{Table: t.spec.Table, Timestamp: t.spec.Timestamp}
+	if t.spec.Filter != nil {
+		plan.FilterColumn = t.spec.Filter.Column
+	}
+	refusals, err := t.drv.CheckSweep(ctx, t.db, plan)
+	if err != nil {
+		fail("%s: %v", t.drv.Name(), err)
+	}
+	for _, r := range refusals {
+		fail("%s: %s", r.Field, r.Reason)
 	}
 }

@@ -63,6 +63,7 @@ func (t *Table) ValidateStartup(ctx context.Context) validation.StartupResult {
 		}
 		t.checkSetNull(ctx, fail)
 		t.checkTimestamp(ctx, fail, warn)
+		t.checkDriver(ctx, fail)
 		t.checkReferences(ctx, fail, warn)
 		t.indexWarnings(ctx, warn)
 	}

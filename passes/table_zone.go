@@ -8,6 +8,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/retentionkit/retention/core"
+	"github.com/retentionkit/retention/passes/driver"
 )
 
 // naiveZoneRefusal returns, for a column of the driver's NaiveType (PostgreSQL's
@@ -19,7 +20,7 @@ import (
 // lines the message gives). nil when the column has a zone, the zone is given, or the
 // session is in UTC.
 func (t *Table) naiveZoneRefusal(ctx context.Context, db bun.IDB, tsType string) error {
-	if tsType == "" || tsType != t.drv.NaiveType() || t.spec.TimestampZone != "" {
+	if tsType == "" || driver.BaseType(tsType) != t.drv.NaiveType() || t.spec.TimestampZone != "" {
 		return nil
 	}
 	zone, err := t.drv.ServerZone(ctx, db)

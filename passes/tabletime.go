@@ -7,6 +7,8 @@ import (
 
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/schema"
+
+	"github.com/retentionkit/retention/passes/driver"
 )
 
 // tableLayout is what a sweep reads about the table's columns before its first batch.
@@ -57,7 +59,7 @@ func (t *Table) readLayout(ctx context.Context, db bun.IDB) (*tableLayout, error
 		lay.keyTypes[i] = types[k]
 	}
 	lay.tsType = types[t.spec.Timestamp]
-	lay.naive = lay.tsType == t.drv.NaiveType()
+	lay.naive = driver.BaseType(lay.tsType) == t.drv.NaiveType()
 	if err := t.naiveZoneRefusal(ctx, db, lay.tsType); err != nil {
 		return nil, err
 	}
@@ -91,7 +93,7 @@ func (t *Table) cutoff(at time.Time, lay *tableLayout) cutoff {
 	if lay.naive {
 		zone = lay.zone
 	}
-	value, bound := t.drv.Cutoff(at, zone)
+	value, bound := t.drv.Cutoff(at, lay.tsType, zone)
 	return cutoff{value: value, bound: bound, native: true}
 }
 

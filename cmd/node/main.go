@@ -58,7 +58,6 @@ type options struct {
 	config    string
 	logFormat string
 	existing  bool // open the database only if it exists, changing nothing (validate)
-	noLedger  bool // leave the ledger out whatever the file says (sweep --no-ledger)
 	stdout    io.Writer
 	stderr    io.Writer
 }
@@ -96,7 +95,7 @@ func (o *options) open(ctx context.Context) (*node, error) {
 	if o.config == "" {
 		return nil, usageError{errors.New("--config FILE is required")}
 	}
-	return openNodeWith(ctx, o.config, o.logger(), openFlags{existing: o.existing, noLedger: o.noLedger})
+	return openNode(ctx, o.config, o.logger(), o.existing)
 }
 
 func newRootCommand(stdout, stderr io.Writer) *cobra.Command {

@@ -41,23 +41,11 @@ type node struct {
 // openNode loads and validates the configuration and opens its database; with existing,
 // it never creates one (see passes.OpenExisting).
 func openNode(ctx context.Context, path string, log *logrus.Logger, existing bool) (*node, error) {
-	return openNodeWith(ctx, path, log, openFlags{existing: existing})
-}
-
-// openFlags say how a command opens the node, beyond what the file says.
-type openFlags struct {
-	existing bool // never create the database (validate)
-	noLedger bool // leave the ledger out whatever the file says (sweep --no-ledger)
-}
-
-// openNodeWith is openNode with every flag. Without the ledger nothing is recorded and
-// nothing quarantined: a one-off run touches no table but the passes' own.
-func openNodeWith(ctx context.Context, path string, log *logrus.Logger, flags openFlags) (*node, error) {
 	cfg, err := loadConfig(path)
 	if err != nil {
 		return nil, err
 	}
-	t, err := rnode.OpenTables(ctx, cfg, rnode.TablesOptions{Existing: flags.existing, NoLedger: flags.noLedger, Logger: log})
+	t, err := rnode.OpenTables(ctx, cfg, rnode.TablesOptions{Existing: existing, Logger: log})
 	if err != nil {
 		return nil, err
 	}

@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"slices"
-	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -31,19 +29,8 @@ func sweepCommand(o *options) *cobra.Command {
 			if err := checkSweepFlags(progressMode, retry); err != nil {
 				return err
 			}
-			o.noLedger = noLedger
 			if dry {
-				return o.withNode(cmd.Context(), func(n *node) error {
-					for _, name := range only {
-						if !n.hasPass(name) {
-							return badConfig(fmt.Errorf("--pass %q: no such pass in the configuration (passes: %s)", name, strings.Join(n.passNames(), ", ")))
-						}
-					}
-					if err := n.startupValidate(cmd.Context()); err != nil {
-						return err
-					}
-					return n.dryRun(cmd.Context(), only, o)
-				})
+				return o.dryRun(cmd.Context(), rnode.DryRunOptions{Only: only, NoLedger: noLedger})
 			}
 			return o.sweep(cmd.Context(), rnode.SweepOptions{Only: only, Drain: drain, DrainRetry: retry, NoLedger: noLedger}, progressMode)
 		},
@@ -73,31 +60,23 @@ func checkSweepFlags(progressMode string, retry time.Duration) error {
 	return nil
 }
 
-func (n *node) selected(only []string) []int {
-	var idx []int
-	for i, p := range n.passes {
-		if (len(only) == 0 || slices.Contains(only, p.Name())) && p.Options().Enabled() {
-			idx = append(idx, i)
-		}
+// dryRun prints the library's dry run (node.DryRun), a line per table pass.
+func (o *options) dryRun(ctx context.Context, opts rnode.DryRunOptions) error {
+	cfg, err := o.loadConfig()
+	if err != nil {
+		return err
 	}
-	return idx
-}
-
-func (n *node) dryRun(ctx context.Context, only []string, o *options) error {
+	opts.Logger = o.logger()
+	est, err := rnode.DryRun(ctx, cfg, opts)
+	if err != nil {
+		return err
+	}
 	w := tabwriter.NewWriter(o.stdout, 0, 2, 2, ' ', 0)
 	// WOULD DELETE, HELD and QUARANTINED are passes.Backlog, as status, /metrics and the
 	// dashboard show them (docs/metrics.md): a quarantined row is not one a sweep deletes.
 	fmt.Fprintln(w, "PASS\tWOULD DELETE\tHELD\tQUARANTINED\tCUTOFF")
-	for _, i := range n.selected(only) {
-		if !n.passes[i].IsTable() {
-			continue // nothing to count
-		}
-		cutoff := n.passes[i].Options().Cutoff(time.Now())
-		b, err := n.backlog(ctx, i, cutoff)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%s\n", n.passes[i].Name(), b.Deletable, b.Held, b.Quarantined, cutoff.UTC().Format(time.RFC3339))
+	for _, e := range est {
+		fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%s\n", e.Name, e.Deletable, e.Held, e.Quarantined, e.Cutoff.UTC().Format(time.RFC3339))
 	}
 	return w.Flush()
 }

@@ -13,7 +13,9 @@ import (
 // whose database has no schemas drops the qualifier.
 type Catalog interface {
 	// ColumnTypes maps each column of table to its type's name; nil (and no error) on a
-	// database whose columns have no types the sweep must respect.
+	// database whose columns have no types the sweep must respect. A time type's name
+	// carries its fractional precision in parentheses ("datetime(3)") where comparing
+	// with the cutoff depends on it; BaseType drops it.
 	ColumnTypes(ctx context.Context, db bun.IDB, table string) (map[string]string, error)
 	// NotNullColumns lists the columns of table that refuse NULL.
 	NotNullColumns(ctx context.Context, db bun.IDB, table string) ([]string, error)
@@ -41,6 +43,15 @@ type Reference struct {
 	// RefColumns are the referenced columns, in the same order; empty when the catalog
 	// does not say (a reference to a primary key by table alone).
 	RefColumns []string
+}
+
+// BaseType is a type's name as ColumnTypes gives it without a precision in parentheses:
+// "datetime(3)" is "datetime".
+func BaseType(typ string) string {
+	if name, _, ok := strings.Cut(typ, "("); ok {
+		return name
+	}
+	return typ
 }
 
 // SplitLists splits each comma-separated list of column names, the form catalogs that

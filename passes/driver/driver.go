@@ -19,6 +19,7 @@ type Driver interface {
 	Times
 	Hygiene
 	Pace
+	Startup
 
 	// Name is the database.driver value of the config file that selects this driver
 	// ("postgres", "sqlite"), also used in messages.

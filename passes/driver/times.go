@@ -16,8 +16,10 @@ import (
 type Times interface {
 	// Cutoff binds at for a native column: value is compared with the column, and bound,
 	// when not nil, is an index-friendly bound on the raw column every expired row is
-	// below. naive is the zone of a column without one, nil for a column of instants.
-	Cutoff(at time.Time, naive *time.Location) (value, bound any)
+	// below. column is the column's type as ColumnTypes names it ("" when it names
+	// none), its precision included; naive is the zone of a column without one, nil for
+	// a column of instants.
+	Cutoff(at time.Time, column string, naive *time.Location) (value, bound any)
 	// Expired is the condition that native column col is before the cutoff Cutoff bound.
 	Expired(col schema.QueryAppender, value, bound any) schema.QueryAppender
 	// Oldest is the expression whose minimum over the expired rows is the oldest one.

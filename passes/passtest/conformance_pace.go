@@ -4,15 +4,25 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/retentionkit/retention/passes"
 )
 
 // paceBehaviours: the pacing signals a table pass gives an adaptive sweep: its probe
 // (the default one, or the configured probe_query) runs against the database, a probe
-// the database refuses fails startup, and a database without replicas reports no lag.
+// the database refuses fails startup, and a database without replicas reports no lag;
+// a session waiting on a row lock the sweep's connection holds is counted as blocked.
 func paceBehaviours() []behaviour {
-	return []behaviour{{name: "probe runs, a refused probe fails startup, no replica lag", run: paceProbe}}
+	return []behaviour{
+		{name: "probe runs, a refused probe fails startup, no replica lag", run: paceProbe},
+		{name: "a session waiting on the sweep's lock is counted", run: paceBlocked, skip: func(t Target) string {
+			if t.NoRowLocks {
+				return "the database has no row locks for a session to wait on"
+			}
+			return ""
+		}},
+	}
 }
 
 func paceProbe(t *testing.T, db *DB) {
@@ -37,5 +47,98 @@ func paceProbe(t *testing.T, db *DB) {
 	lag, replicas, err := a.table(a.spec()).Signals().ReplicaLag(ctx)
 	if err != nil || replicas || lag != 0 {
 		t.Errorf("replica lag on a database without replicas: %v %v %v", lag, replicas, err)
+	}
+}
+
+// backendPass is a sweep whose backend is a connection the test holds.
+type backendPass struct{ backend int }
+
+func (backendPass) PurgeBatch(context.Context, int, time.Time) (int, error) { return 0, nil }
+func (p backendPass) BackendPID() int                                       { return p.backend }
+
+// paceBlocked: a session waiting on a row lock the sweep's connection holds is counted
+// for that connection and no other; none is counted before the lock, once it is gone,
+// or for a sweep with no connection yet.
+func paceBlocked(t *testing.T, db *DB) {
+	ctx := context.Background()
+	a := newAudit(t, db, passes.TimestampNative)
+	a.log(1, auditCutoff.Add(-time.Hour), "done")
+	drv, err := passes.DriverFor(db.DB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	holder, err := db.DB.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close()
+	backend, err := drv.Backend(ctx, holder)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sig := a.table(a.spec()).Signals()
+	if n := blockedBecomes(t, sig, backend, 0); n != 0 {
+		t.Fatalf("blocked before any lock: %d", n)
+	}
+	waiter, err := db.DB.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer waiter.Close()
+	tx, err := holder.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback() // before the waiter closes (defers run last first), so a failure cannot wait out the lock
+	if _, err := tx.ExecContext(ctx, "UPDATE audit_log SET state = state WHERE id = 1"); err != nil {
+		t.Fatal(err)
+	}
+	waited := make(chan struct{})
+	go func() {
+		// Its own lock wait may time out (MySQL's driver sets 5 s), which ends the wait
+		// the test counts too; its error says nothing about the count.
+		_, _ = waiter.ExecContext(ctx, "UPDATE audit_log SET state = state WHERE id = 1")
+		close(waited)
+	}()
+	if n := blockedBecomes(t, sig, backend, 1); n != 1 {
+		t.Fatalf("blocked = %d, want the one waiting session counted", n)
+	}
+	if n, err := sig.Blocked(ctx, backendPass{backend + 100000}); err != nil || n != 0 {
+		t.Errorf("another connection's blocked: %d %v; want 0", n, err)
+	}
+	if err := tx.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	<-waited
+	if n := blockedBecomes(t, sig, backend, 0); n != 0 {
+		t.Errorf("blocked after the lock went: %d", n)
+	}
+	if n, err := sig.Blocked(ctx, backendPass{}); err != nil || n != 0 {
+		t.Errorf("a sweep with no connection yet: %d %v", n, err)
+	}
+}
+
+// blockedBecomes reads Blocked for backend until it says want, or 30 s have passed, and
+// returns the last reading. The readings are 150 ms apart on the wall clock because
+// InnoDB refreshes its lock-wait tables from a cache only when they were last read more
+// than 0.1 s ago: reads back to back would see the first one's snapshot for ever.
+func blockedBecomes(t *testing.T, sig passes.PaceSignals, backend, want int) int {
+	t.Helper()
+	tick := time.NewTicker(150 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(30 * time.Second)
+	for {
+		n, err := sig.Blocked(context.Background(), backendPass{backend})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == want {
+			return n
+		}
+		select {
+		case <-tick.C:
+		case <-deadline:
+			return n
+		}
 	}
 }

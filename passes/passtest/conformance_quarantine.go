@@ -15,12 +15,12 @@ import (
 // quarantineBehaviours: the ledger's quarantine store holds a row once with its backoff,
 // counts attempts, keeps the constraint and referencing table, says which rows are due,
 // and releases them by key, by pass or all at once; a row without culprits is held again
-// like any other.
+// like any other; and what it does to a table pass's sweeps (quarantineSweepBehaviours).
 func quarantineBehaviours() []behaviour {
-	return []behaviour{
+	return append([]behaviour{
 		{name: "store holds, backs off and releases", run: quarantineStore},
 		{name: "a row a trigger refuses is quarantined", run: quarantineTrigger},
-	}
+	}, quarantineSweepBehaviours()...)
 }
 
 // quarantineTrigger: a row a trigger refuses to delete is quarantined like a referenced

@@ -17,6 +17,9 @@ type guide struct {
 	Took   time.Duration
 	Admin  string
 	Config string
+	// Env is the variable that moves the database, and Default the database it names
+	// when unset; empty, the SQLite demo's (RETENTION_DEMO_DB, examples/demo/demo.db).
+	Env, Default string
 }
 
 var guideText = template.Must(template.New("guide").Parse(`
@@ -48,12 +51,16 @@ Where to look meanwhile, from another terminal:
 `))
 
 // StatusEnv is what the status command needs before it in the guide: the database's
-// path when it is not the configuration's default.
+// path (or DSN) when it is not the configuration's default.
 func (g guide) StatusEnv() string {
-	if g.DB == "examples/demo/demo.db" {
+	env, def := g.Env, g.Default
+	if env == "" {
+		env, def = "RETENTION_DEMO_DB", "examples/demo/demo.db"
+	}
+	if g.DB == def {
 		return ""
 	}
-	return "RETENTION_DEMO_DB=" + shellQuote(g.DB) + " "
+	return env + "=" + shellQuote(g.DB) + " "
 }
 
 func (g guide) print(w io.Writer) error {

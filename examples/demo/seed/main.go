@@ -14,7 +14,8 @@ import (
 )
 
 func main() {
-	path := flag.String("db", "examples/demo/demo.db", "the SQLite database to write (a previous demo copy is replaced)")
+	driverName := flag.String("driver", "sqlite", "the demo database's driver: sqlite, or mysql (MySQL 8.0+, MariaDB 10.6+)")
+	path := flag.String("db", "examples/demo/demo.db", "the SQLite database to write, or with -driver mysql the MySQL DSN naming the database (a previous demo copy is replaced)")
 	rows := flag.Int("rows", 200000, "audit rows")
 	admin := flag.String("admin", "127.0.0.1:9464", "the node's admin address, for the guide")
 	config := flag.String("config", "examples/demo/retention.yaml", "the demo configuration, for the guide")
@@ -28,11 +29,23 @@ func main() {
 		os.Exit(1)
 	}
 	start := time.Now()
-	if err := reseed(context.Background(), *path, *rows, start.UTC()); err != nil {
+	g := guide{DB: *path, Rows: *rows, Admin: *admin, Config: *config}
+	var err error
+	switch *driverName {
+	case "sqlite":
+		err = reseed(context.Background(), *path, *rows, start.UTC())
+	case "mysql":
+		err = reseedMySQL(context.Background(), *path, *rows, start.UTC())
+		g.Env, g.Default = mysqlEnv, mysqlDefault
+	default:
+		fmt.Fprintf(os.Stderr, "seed: -driver: want sqlite or mysql, got %q\n", *driverName)
+		os.Exit(2)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "seed:", err)
 		os.Exit(1)
 	}
-	g := guide{DB: *path, Rows: *rows, Took: time.Since(start), Admin: *admin, Config: *config}
+	g.Took = time.Since(start)
 	if err := g.print(os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "seed:", err)
 		os.Exit(1)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/uptrace/bun"
+
 	"github.com/retentionkit/retention/passes"
 	"github.com/retentionkit/retention/passes/ledger"
 )
@@ -48,6 +50,12 @@ func seed(ctx context.Context, path string, rows int, now time.Time) error {
 			return fmt.Errorf("%.60s: %w", s, err)
 		}
 	}
+	return seedLedger(ctx, db, now)
+}
+
+// seedLedger creates the ledger's tables in db and writes an hour of finished
+// work-queue polls, for the metadata cleanup to prune.
+func seedLedger(ctx context.Context, db *bun.DB, now time.Time) error {
 	if _, err := ledger.Migrate(ctx, db, ledger.DefaultPrefix); err != nil {
 		return err
 	}

@@ -20,16 +20,18 @@ func schemaOf(table string) (schema any, name string) {
 	return nil, table
 }
 
-// ColumnTypes reads information_schema.COLUMNS' DATA_TYPE (the type without its length
-// or precision: "bigint", "timestamp", "datetime"); a table with no columns there does
-// not exist.
+// ColumnTypes reads information_schema.COLUMNS' DATA_TYPE (the type without its length:
+// "bigint", "timestamp", "datetime"), with a DATETIME's or TIMESTAMP's fractional
+// precision when it has one ("datetime(3)"), which the cutoff is rounded up to (Cutoff);
+// a table with no columns there does not exist.
 func (Driver) ColumnTypes(ctx context.Context, db bun.IDB, table string) (map[string]string, error) {
 	schema, name := schemaOf(table)
 	var rows []struct {
 		Name string `bun:"name"`
 		Type string `bun:"type"`
 	}
-	err := db.NewRaw(`SELECT COLUMN_NAME AS name, LOWER(DATA_TYPE) AS type FROM information_schema.COLUMNS
+	err := db.NewRaw(`SELECT COLUMN_NAME AS name, CASE WHEN LOWER(DATA_TYPE) IN ('datetime', 'timestamp') AND DATETIME_PRECISION > 0
+			THEN CONCAT(LOWER(DATA_TYPE), '(', DATETIME_PRECISION, ')') ELSE LOWER(DATA_TYPE) END AS type FROM information_schema.COLUMNS
 		WHERE TABLE_SCHEMA = COALESCE(?, DATABASE()) AND TABLE_NAME = ?`, schema, name).Scan(ctx, &rows)
 	if err != nil {
 		return nil, err

@@ -28,7 +28,8 @@ const lockWaitTimeout = "5"
 // come back as time.Time), loc=UTC, the session time_zone '+00:00' (a TIMESTAMP column
 // is compared with a cutoff written in UTC), READ COMMITTED (InnoDB then takes no gap
 // locks for a sweep's reads, so application inserts into the swept range do not wait)
-// and a short innodb_lock_wait_timeout. A server older than MySQL 8.0 or MariaDB 10.6
+// and a short innodb_lock_wait_timeout; clientFoundRows is always off (config says
+// why). A server older than MySQL 8.0 or MariaDB 10.6
 // is refused: it has no SKIP LOCKED, so two sweepers, or a sweeper and the application,
 // would queue behind each other's rows. o.Dialer dials every TCP connection with its
 // keepalives and user timeout (a cluster pool's, see clusterDial); o.Existing changes
@@ -72,7 +73,10 @@ func (Driver) CheckDSN(dsn string) error {
 	return err
 }
 
-// config parses dsn and adds the settings Open promises where the DSN names none.
+// config parses dsn and adds the settings Open promises where the DSN names none, and
+// turns clientFoundRows off whatever the DSN says: with it the server counts a row an
+// UPDATE or an upsert matched but left as it was as affected, and the ledger reads the
+// affected count to tell a new quarantined row from one it already held.
 func config(dsn string) (*gomysql.Config, error) {
 	cfg, err := gomysql.ParseDSN(strings.TrimSpace(dsn))
 	if err != nil {
@@ -87,6 +91,7 @@ func config(dsn string) (*gomysql.Config, error) {
 	if _, q, ok := strings.Cut(dsn, "?"); ok {
 		query = "&" + q
 	}
+	cfg.ClientFoundRows = false
 	if !strings.Contains(query, "&parseTime=") {
 		cfg.ParseTime = true
 	}

@@ -8,14 +8,14 @@ import (
 )
 
 // Blocked counts the transactions waiting on a lock the session backend holds:
-// performance_schema.data_lock_waits on MySQL 8 (INNODB_LOCK_WAITS is gone there),
-// information_schema.INNODB_LOCK_WAITS on MariaDB. Both need the PROCESS privilege.
+// information_schema.INNODB_LOCK_WAITS on MariaDB, performance_schema.data_lock_waits
+// on MySQL 8 (which dropped INNODB_LOCK_WAITS), each joined with INNODB_TRX for the
+// blocking transaction's connection. Both need the PROCESS privilege; without it the
+// read fails, and the pacing counts the signal unknown and runs on its others. InnoDB
+// fills these tables from a cache it refreshes only when last read over 0.1 s ago, so
+// a reading can be that stale; the pacing reads every half second.
 func (Driver) Blocked(ctx context.Context, db bun.IDB, backend int) (int, error) {
-	var text string
-	if err := db.QueryRowContext(ctx, "SELECT VERSION()").Scan(&text); err != nil {
-		return 0, err
-	}
-	v, err := parseVersion(text)
+	v, err := sessionVersion(ctx, db)
 	if err != nil {
 		return 0, err
 	}
@@ -30,9 +30,11 @@ func (Driver) Blocked(ctx context.Context, db bun.IDB, backend int) (int, error)
 	return n, err
 }
 
-// ReplicaLag reports no replica: a MySQL source does not know its replicas' lag (each
-// replica reports its own in SHOW REPLICA STATUS), and reading it needs the replicas'
-// DSNs, which the config does not list yet.
+// ReplicaLag reports no replica, on purpose: a MySQL or MariaDB source keeps no lag of
+// its replicas (each replica reports its own, in SHOW REPLICA STATUS on that replica),
+// and the node talks to the source alone; the config lists no replica to ask. Reporting
+// none is the honest answer, and the pacing then runs on its probe and blocked
+// sessions.
 func (Driver) ReplicaLag(context.Context, bun.IDB) (time.Duration, bool, error) {
 	return 0, false, nil
 }

@@ -2,6 +2,7 @@ package mysql
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"time"
 
@@ -61,8 +62,13 @@ func (Driver) SetStatementTimeout(ctx context.Context, c bun.IConn, d time.Durat
 	return setTimeout(ctx, c, version, d)
 }
 
+// rowQuerier is a pool or a pinned connection, whichever a version is read on.
+type rowQuerier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
 // sessionVersion reads and parses c's server version.
-func sessionVersion(ctx context.Context, c bun.IConn) (serverVersion, error) {
+func sessionVersion(ctx context.Context, c rowQuerier) (serverVersion, error) {
 	var text string
 	if err := c.QueryRowContext(ctx, "SELECT VERSION()").Scan(&text); err != nil {
 		return serverVersion{}, err

@@ -2,6 +2,8 @@ package mysql
 
 import (
 	"context"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -11,17 +13,45 @@ import (
 // naiveType is MySQL's column type of wall times without a zone.
 const naiveType = "datetime"
 
-// Cutoff rounds at up to the microsecond, the finest precision a column stores, so a
-// stored time compares below it only when it is before at. A TIMESTAMP column holds
-// instants, compared in the session's time zone, which Open sets to '+00:00': the
-// cutoff goes in UTC. A DATETIME column holds wall time: the cutoff goes as the wall
-// time in the column's zone, as text the server reads as a DATETIME.
-func (Driver) Cutoff(at time.Time, naive *time.Location) (any, any) {
-	at = at.Add(time.Microsecond - time.Nanosecond).Truncate(time.Microsecond)
+// Cutoff rounds at up to the column's fractional precision (DATETIME(p), TIMESTAMP(p):
+// whole seconds for p 0, microseconds for 6 or a column of unknown type), so the
+// cutoff is a value the column could hold and a stored time compares below it exactly
+// when it is before at, however the server converts a more precise literal for the
+// comparison or the index range (MySQL rounds a fraction it stores, MariaDB truncates
+// it). A TIMESTAMP column holds instants, compared in the session's time zone, which
+// Open sets to '+00:00': the cutoff goes in UTC. A DATETIME column holds wall time: the
+// cutoff goes as the wall time in the column's zone, as text the server reads as a
+// DATETIME.
+func (Driver) Cutoff(at time.Time, column string, naive *time.Location) (any, any) {
+	tick := precisionTick(column)
+	at = at.Add(tick - time.Nanosecond).Truncate(tick)
 	if naive != nil {
 		return at.In(naive).Format("2006-01-02 15:04:05.999999"), nil
 	}
 	return at.UTC(), nil
+}
+
+// precisionTick is the smallest step of a time column of type column ("datetime(3)":
+// a millisecond; "timestamp": a second): 10^-p seconds for a precision p, a microsecond
+// for a type without one that is not DATETIME or TIMESTAMP, or not known.
+func precisionTick(column string) time.Duration {
+	base, rest, ok := strings.Cut(column, "(")
+	if base != naiveType && base != "timestamp" {
+		return time.Microsecond
+	}
+	p := 0
+	if ok {
+		n, err := strconv.Atoi(strings.TrimSuffix(rest, ")"))
+		if err != nil || n < 0 || n > 6 {
+			return time.Microsecond
+		}
+		p = n
+	}
+	tick := time.Second
+	for range p {
+		tick /= 10
+	}
+	return tick
 }
 
 // Expired compares the column with the cutoff directly, so the index on it is used.

@@ -14,7 +14,7 @@ const naiveType = "timestamp without time zone"
 // Cutoff rounds at up to the microsecond, the column's precision, so a stored time
 // compares below it only when it is before at; a naive column gets the wall time in its
 // zone as text, which the server reads as the column's type.
-func (Driver) Cutoff(at time.Time, naive *time.Location) (any, any) {
+func (Driver) Cutoff(at time.Time, _ string, naive *time.Location) (any, any) {
 	at = at.Add(time.Microsecond - time.Nanosecond).Truncate(time.Microsecond)
 	if naive != nil {
 		return at.In(naive).Format("2006-01-02 15:04:05.999999"), nil

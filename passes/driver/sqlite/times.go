@@ -18,7 +18,7 @@ const maxOffset = 14 * time.Hour
 // Cutoff rounds at down to the millisecond, as strftime rounds a stored time, so a row
 // at or after at never compares below it; the bound on the raw text is past every offset
 // a stored text can carry, so every expired row is below it.
-func (Driver) Cutoff(at time.Time, _ *time.Location) (any, any) {
+func (Driver) Cutoff(at time.Time, _ string, _ *time.Location) (any, any) {
 	at = at.UTC()
 	return at.Truncate(time.Millisecond).Format(instant), at.Add(maxOffset + time.Second).Format(time.DateTime)
 }

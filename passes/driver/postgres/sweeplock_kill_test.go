@@ -1,4 +1,4 @@
-package passes_test
+package postgres_test
 
 import (
 	"bufio"
@@ -82,7 +82,7 @@ func TestSweepLockReturnsWhenItsHolderIsKilled(t *testing.T) {
 	table := eventsTable(t, db, 1)
 	for _, mode := range []string{"idle", "busy"} {
 		t.Run(mode, func(t *testing.T) {
-			identity := newFixturePrefix() + mode
+			identity := newPrefix() + mode
 			cmd := osexec.Command(os.Args[0], "-test.run=^TestLockHolderProcess$", "-test.count=1")
 			cmd.Env = append(os.Environ(), holderEnv+"="+mode, holderIdentity+"="+identity, holderTable+"="+table)
 			out, err := cmd.StdoutPipe()
