@@ -95,7 +95,8 @@ func (n *Node) joinCluster(ctx context.Context) error {
 }
 
 // CheckClusterDatabase refuses a database cluster mode cannot run on with a ConfigError:
-// SQLite, or PostgreSQL older than 14. A server that does not answer is a plain error.
+// SQLite, PostgreSQL older than 14, or what the MySQL driver refuses (Galera, a
+// multiplexing proxy). A server that does not answer is a plain error.
 func CheckClusterDatabase(ctx context.Context, db *bun.DB, cfg *config.Config) error {
 	if err := passes.CheckClusterSupport(ctx, db); err != nil {
 		if errors.Is(err, passes.ErrClusterUnsupported) {

@@ -23,28 +23,55 @@ import (
 	"github.com/retentionkit/retention/node"
 	"github.com/retentionkit/retention/node/config"
 	"github.com/retentionkit/retention/passes"
+	"github.com/retentionkit/retention/passes/dbtest"
 )
 
-// TestOpenRunsClusterMode: a node opened with run's options from a file with
-// cluster.enabled joins the cluster, sweeps its table pass under the pass's sweep lock as
-// the member that owns it, serves /cluster, and leaves on Stop (Stop answers nil: not
-// fenced, not degraded).
+// clusterDatabase is a database cluster mode runs on, as a test opens it: the
+// config's driver, a DSN to a database of the test's own (or a shared one with names
+// of the test's own), and the DDL of the swept table in its spelling.
+type clusterDatabase struct {
+	driver string
+	dsn    func(t testing.TB) string
+	table  string // CREATE TABLE %s (...): id, at
+}
+
+// clusterDatabases are the databases with session locks: PostgreSQL (TEST_DATABASE_URL)
+// and MySQL/MariaDB (TEST_MYSQL_URL, a fresh database per test). Each skips when its
+// variable is unset.
+var clusterDatabases = []clusterDatabase{
+	{passes.DriverPostgres, func(t testing.TB) string {
+		dsn := os.Getenv("TEST_DATABASE_URL")
+		if dsn == "" {
+			t.Skip("TEST_DATABASE_URL is not set")
+		}
+		return dsn
+	}, "CREATE TABLE %s (id BIGSERIAL PRIMARY KEY, at TIMESTAMPTZ NOT NULL)"},
+	{passes.DriverMySQL, dbtest.MySQLDSN, "CREATE TABLE %s (id BIGINT AUTO_INCREMENT PRIMARY KEY, at TIMESTAMP(6) NOT NULL, KEY (at))"},
+}
+
+// TestOpenRunsClusterMode: on each database with session locks, a node opened with
+// run's options from a file with cluster.enabled joins the cluster, sweeps its table
+// pass under the pass's sweep lock as the member that owns it, serves /cluster, and
+// leaves on Stop (Stop answers nil: not fenced, not degraded).
 func TestOpenRunsClusterMode(t *testing.T) {
-	dsn := os.Getenv("TEST_DATABASE_URL")
-	if dsn == "" {
-		t.Skip("TEST_DATABASE_URL is not set: cluster mode needs PostgreSQL")
+	for _, cd := range clusterDatabases {
+		t.Run(cd.driver, func(t *testing.T) { openRunsClusterMode(t, cd) })
 	}
+}
+
+func openRunsClusterMode(t *testing.T, cd clusterDatabase) {
+	dsn := cd.dsn(t)
 	ctx := t.Context()
-	db, err := passes.Open(ctx, passes.DriverPostgres, dsn)
+	db, err := passes.Open(ctx, cd.driver, dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
 	table := fmt.Sprintf("node_cluster_events_%d", os.Getpid())
-	old := time.Now().Add(-48 * time.Hour)
+	old := time.Now().Add(-48 * time.Hour).UTC()
 	for _, q := range []string{
-		"CREATE TABLE " + table + " (id BIGSERIAL PRIMARY KEY, at TIMESTAMPTZ NOT NULL)",
-		fmt.Sprintf("INSERT INTO %s (at) VALUES ('%s'), ('%s'), (now())", table, old.Format(time.RFC3339), old.Format(time.RFC3339)),
+		fmt.Sprintf(cd.table, table),
+		fmt.Sprintf("INSERT INTO %s (at) VALUES ('%s'), ('%s'), ('%s')", table, old.Format(time.DateTime), old.Format(time.DateTime), time.Now().UTC().Format(time.DateTime)),
 	} {
 		if _, err := db.ExecContext(ctx, q); err != nil {
 			t.Fatal(err)
@@ -58,7 +85,7 @@ func TestOpenRunsClusterMode(t *testing.T) {
 		}
 	})
 	body := fmt.Sprintf(`database:
-  driver: postgres
+  driver: %s
   dsn: %q
 ledger:
   table_prefix: %s
@@ -75,7 +102,7 @@ passes:
     timestamp: at
     retention_period: 1d
     max_startup_stagger: 0s
-`, dsn, prefix, table)
+`, cd.driver, dsn, prefix, table)
 	path := filepath.Join(t.TempDir(), "retention.yaml")
 	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
 		t.Fatal(err)

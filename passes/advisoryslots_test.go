@@ -24,11 +24,39 @@ func openSlots(t *testing.T, members int) []*passes.AdvisorySlots {
 // openNamedSlots is openSlots, with the name the slots are under.
 func openNamedSlots(t *testing.T, members int) ([]*passes.AdvisorySlots, string) {
 	t.Helper()
-	dbtest.Postgres(t) // skips (or fails under CI) when the server is unreachable
+	return openSlotsOn(t, slotDatabases[0], members)
+}
+
+// slotDatabase is a database the slots run on: its driver's name and a DSN of the
+// test's (a shared PostgreSQL database, where the slots' name is the test's own; a
+// fresh MySQL one).
+type slotDatabase struct {
+	driver string
+	dsn    func(t testing.TB) string
+}
+
+// slotDatabases are the databases with session locks. Each skips (or fails under CI)
+// when its server is not there.
+var slotDatabases = []slotDatabase{
+	{passes.DriverPostgres, func(t testing.TB) string { dbtest.Postgres(t); return dbtest.PostgresURL() }},
+	{passes.DriverMySQL, dbtest.MySQLDSN},
+}
+
+// onSlotDatabases runs f as a subtest per database with session locks.
+func onSlotDatabases(t *testing.T, f func(t *testing.T, db slotDatabase)) {
+	for _, db := range slotDatabases {
+		t.Run(db.driver, func(t *testing.T) { f(t, db) })
+	}
+}
+
+// openSlotsOn opens members' slot pools on db under a name unique to the test.
+func openSlotsOn(t *testing.T, db slotDatabase, members int) ([]*passes.AdvisorySlots, string) {
+	t.Helper()
+	dsn := db.dsn(t)
 	name := newFixturePrefix() + "db"
 	var out []*passes.AdvisorySlots
 	for i := range members {
-		s, err := passes.OpenAdvisorySlots(context.Background(), dbtest.PostgresURL(), name, passes.SweepConnOptions{ApplicationName: "retention:m" + string(rune('1'+i))})
+		s, err := passes.OpenAdvisorySlotsWith(context.Background(), db.driver, dsn, name, passes.SweepConnOptions{ApplicationName: "retention:m" + string(rune('1'+i))})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -48,10 +76,15 @@ func waiting(t *testing.T, s *passes.AdvisorySlots) int {
 }
 
 // Many requesters on three members (three pools) never hold more than the limit, as
-// they count it and as pg_locks shows it, and leave nothing held or waiting.
+// they count it and as the server's lock views show it, and leave nothing held or
+// waiting, on every database with session locks.
 func TestAdvisorySlotsNeverExceedTheLimit(t *testing.T) {
+	onSlotDatabases(t, slotsNeverExceedTheLimit)
+}
+
+func slotsNeverExceedTheLimit(t *testing.T, db slotDatabase) {
 	const capacity, perMember, rounds = 3, 4, 15
-	members := openSlots(t, 3)
+	members, _ := openSlotsOn(t, db, 3)
 	ctx := bounded(t)
 	var holding, peak atomic.Int32
 	var sampled atomic.Int32
@@ -99,9 +132,9 @@ func TestAdvisorySlotsNeverExceedTheLimit(t *testing.T) {
 	wg.Wait()
 	close(stop)
 	sampler.Wait()
-	t.Logf("peak holders %d, peak in pg_locks %d, limit %d", peak.Load(), sampled.Load(), capacity)
+	t.Logf("peak holders %d, peak in the server's locks %d, limit %d", peak.Load(), sampled.Load(), capacity)
 	if peak.Load() > capacity || sampled.Load() > capacity {
-		t.Fatalf("held %d at once (pg_locks showed %d), limit %d", peak.Load(), sampled.Load(), capacity)
+		t.Fatalf("held %d at once (the server showed %d), limit %d", peak.Load(), sampled.Load(), capacity)
 	}
 	if peak.Load() < 2 {
 		t.Fatalf("peak %d: the requesters never overlapped, so the test proved nothing", peak.Load())
@@ -112,9 +145,13 @@ func TestAdvisorySlotsNeverExceedTheLimit(t *testing.T) {
 }
 
 // Requesters on several members are granted in the order they asked, not in the order
-// they happen to poll.
+// they happen to poll, on every database with session locks.
 func TestAdvisorySlotsGrantInArrivalOrder(t *testing.T) {
-	members := openSlots(t, 3)
+	onSlotDatabases(t, slotsGrantInArrivalOrder)
+}
+
+func slotsGrantInArrivalOrder(t *testing.T, db slotDatabase) {
+	members, _ := openSlotsOn(t, db, 3)
 	ctx := bounded(t)
 	held, err := members[0].AcquireSlot(ctx, 1)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/retentionkit/retention/passes/driver"
+	"github.com/retentionkit/retention/passes/driver/mysql"
 	"github.com/retentionkit/retention/passes/driver/postgres"
 	"github.com/retentionkit/retention/passes/driver/sqlite"
 )
@@ -16,6 +17,7 @@ import (
 const (
 	DriverPostgres = postgres.Name
 	DriverSQLite   = sqlite.Name
+	DriverMySQL    = mysql.Name
 )
 
 // ErrBadDSN is a connection string that cannot be used as written (driver.ErrBadDSN,

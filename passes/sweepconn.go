@@ -31,7 +31,9 @@ const (
 // client that died or went silent, so its locks come back in seconds instead of when the
 // kernel gives up on the socket (hours, with the server's defaults). Every setting is a
 // user-level one, so the sweep's own role may set it; they need PostgreSQL 14 or later
-// (client_connection_check_interval is new in 14).
+// (client_connection_check_interval is new in 14). MySQL and MariaDB have no per-session
+// equivalents: their driver applies none, and docs/cluster.md says how soon a dead
+// member's locks come back there.
 //
 // The zero value takes every default; a negative duration or count leaves that setting
 // as the server has it.

@@ -39,10 +39,10 @@ var ErrRunningElsewhere = errors.New("running elsewhere")
 // another member may have taken the lock: the sweep stops before its next batch.
 var ErrLockLost = errors.New("sweep lock lost")
 
-// ErrClusterUnsupported says the database cannot give the cluster's guarantees:
-// advisory locks and the connection settings that free them need PostgreSQL 14 or
-// later. It is the driver seam's ErrLocksUnsupported, which a driver without session
-// locks returns.
+// ErrClusterUnsupported says the database cannot give the cluster's guarantees: they
+// need session locks that die with their connection (PostgreSQL 14 or later; MySQL 8.0
+// or MariaDB 10.6 or later, not Galera). It is the driver seam's ErrLocksUnsupported,
+// which a driver without session locks, or a server it refuses, returns.
 var ErrClusterUnsupported = driver.ErrLocksUnsupported
 
 // ElsewhereError is a sweep denied its lock. Holder is nil when the holder could not be
@@ -96,8 +96,10 @@ type SweepLockOptions struct {
 	Conn SweepConnOptions
 }
 
-// CheckClusterSupport refuses a database the cluster's guards cannot run on: SQLite, or
-// PostgreSQL older than 14. Its error wraps ErrClusterUnsupported and says which.
+// CheckClusterSupport refuses a database the cluster's guards cannot run on: SQLite,
+// PostgreSQL older than 14, or a MySQL/MariaDB server whose GET_LOCK is not exclusive
+// (Galera, a session-multiplexing proxy). Its error wraps ErrClusterUnsupported and
+// says which.
 func CheckClusterSupport(ctx context.Context, db *bun.DB) error {
 	d, err := DriverFor(db)
 	if err != nil {

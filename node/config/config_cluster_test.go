@@ -90,3 +90,18 @@ func TestClusterSectionIgnoredWhenDisabled(t *testing.T) {
 		t.Fatalf("a disabled cluster section was checked: %v", err)
 	}
 }
+
+// Cluster mode is a configuration MySQL and MariaDB take (GET_LOCK is their session
+// lock); the server's own refusals (Galera, a multiplexing proxy) come at startup.
+func TestClusterSectionAcceptsMySQL(t *testing.T) {
+	t.Parallel()
+	body := strings.Replace(strings.Replace(clusterHead, "driver: postgres", "driver: mysql", 1),
+		"dsn: postgres://app@127.0.0.1/app", "dsn: app@tcp(127.0.0.1:3306)/app", 1)
+	c, err := parseConfig([]byte(body), envOf(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Validate(); err != nil {
+		t.Fatalf("a MySQL cluster config: %v", err)
+	}
+}

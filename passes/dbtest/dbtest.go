@@ -97,10 +97,17 @@ func MySQL(t testing.TB) *bun.DB {
 	return MySQLInZone(t, "")
 }
 
-// MySQLInZone is MySQL with every session's time_zone set to zone (as a DSN may)
-// instead of the driver's UTC; "" keeps UTC. Named zones need the server's time zone
-// tables (.ci/run loads them).
-func MySQLInZone(t testing.TB, zone string) *bun.DB {
+// MySQLDSN creates a fresh database rt_mysql_<random> on the server TEST_MYSQL_URL
+// names, dropped when the test ends, and returns its DSN, for a test that opens it as a
+// node does (from a config file, or in another process). It skips or fails as MySQL
+// does.
+func MySQLDSN(t testing.TB) string {
+	t.Helper()
+	return mysqlDatabase(t).FormatDSN()
+}
+
+// mysqlDatabase creates a fresh database and returns the config of a connection to it.
+func mysqlDatabase(t testing.TB) *gomysql.Config {
 	t.Helper()
 	base := os.Getenv("TEST_MYSQL_URL")
 	if base == "" {
@@ -129,6 +136,15 @@ func MySQLInZone(t testing.TB, zone string) *bun.DB {
 		}
 	})
 	cfg.DBName = name
+	return cfg
+}
+
+// MySQLInZone is MySQL with every session's time_zone set to zone (as a DSN may)
+// instead of the driver's UTC; "" keeps UTC. Named zones need the server's time zone
+// tables (.ci/run loads them).
+func MySQLInZone(t testing.TB, zone string) *bun.DB {
+	t.Helper()
+	cfg := mysqlDatabase(t)
 	if zone != "" {
 		if cfg.Params == nil {
 			cfg.Params = map[string]string{}
@@ -137,7 +153,7 @@ func MySQLInZone(t testing.TB, zone string) *bun.DB {
 	}
 	db, err := mysql.Driver{}.Open(context.Background(), cfg.FormatDSN(), driver.OpenOptions{})
 	if err != nil {
-		t.Fatalf("open database %s: %v", name, err)
+		t.Fatalf("open database %s: %v", cfg.DBName, err)
 	}
 	t.Cleanup(func() { _ = db.Close() })
 	return db

@@ -10,7 +10,7 @@ import (
 
 // ErrLocksUnsupported says the database has no session locks that die with their
 // connection, so the sweep lock and the cluster's slots cannot run on it.
-var ErrLocksUnsupported = errors.New("cluster mode needs PostgreSQL 14 or later")
+var ErrLocksUnsupported = errors.New("cluster mode needs PostgreSQL 14 or later, or MySQL 8.0 or MariaDB 10.6 or later (not Galera)")
 
 // Locks are the session locks of the sweep lock and the cluster's delete slots. The
 // reference behaviour is PostgreSQL's two-key advisory locks: taken without waiting,

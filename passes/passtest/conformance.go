@@ -32,6 +32,11 @@ type Target struct {
 	// cannot be offered: the suite then expects it refused with
 	// passes.ErrClusterUnsupported, and skips the behaviours of a held lock.
 	NoSessionLocks bool
+	// NoLockHolderNames says the server keeps no application name for a session that
+	// another session can read (MySQL and MariaDB keep none), so a lock's holder is
+	// named by its backend id and address alone, and a sweep denied its lock cannot say
+	// which member holds it.
+	NoLockHolderNames bool
 	// NoColumnTypes says the database's columns have no types a sweep must respect
 	// (SQLite's are affinities: any column holds any value), so startup cannot refuse a
 	// timestamp column whose type does not fit its format.
@@ -107,6 +112,7 @@ func RunConformance(t *testing.T, target Target) {
 		{"concurrent", concurrentBehaviours()},
 		{"hygiene", hygieneBehaviours()},
 		{"sweeplock", sweepLockBehaviours()},
+		{"sessionlocks", sessionLockBehaviours()},
 		{"pace", paceBehaviours()},
 	}
 	if !target.NoTimeZones && target.OpenInZone == nil {

@@ -1,10 +1,16 @@
 package mysql_test
 
 import (
+	"context"
 	"fmt"
+	"os"
 	"testing"
 
+	gomysql "github.com/go-sql-driver/mysql"
+	"github.com/uptrace/bun"
+
 	"github.com/retentionkit/retention/passes/dbtest"
+	"github.com/retentionkit/retention/passes/driver"
 	"github.com/retentionkit/retention/passes/driver/mysql"
 	"github.com/retentionkit/retention/passes/passtest"
 )
@@ -27,11 +33,11 @@ var mysqlTypes = map[string]string{
 // gets a database of its own, rt_mysql_<random>, dropped when it ends.
 func TestConformance(t *testing.T) {
 	// The run ledger runs here too (its MySQL spellings are the driver's Ledger group),
-	// so the ledger, quarantine and quarantined-key behaviours run on MySQL. MySQL has
-	// session locks (GET_LOCK), but the driver offers none yet, so the suite holds it to
-	// refusing them (NoSessionLocks) until cluster mode on MySQL is built.
+	// so the ledger, quarantine and quarantined-key behaviours run on MySQL. Session
+	// locks are GET_LOCK's, whose holders the server names by connection id and
+	// address but no application name (NoLockHolderNames).
 	passtest.RunConformance(t, passtest.Target{Name: mysql.Name, Open: func(t testing.TB) *passtest.DB { return openMySQL(t, "") },
-		OpenInZone: openMySQL, NoSessionLocks: true})
+		OpenInZone: openMySQL, NoLockHolderNames: true})
 }
 
 // openMySQL is dbtest's fresh MySQL database, opened through the driver's Open as a
@@ -39,7 +45,30 @@ func TestConformance(t *testing.T) {
 // zone when one is given, with MySQL's type spellings and trigger.
 func openMySQL(t testing.TB, zone string) *passtest.DB {
 	t.Helper()
-	return &passtest.DB{DB: dbtest.MySQLInZone(t, zone), Driver: mysql.Name, Types: mysqlTypes, KeepRow: keepRow}
+	db := dbtest.MySQLInZone(t, zone)
+	return &passtest.DB{DB: db, Driver: mysql.Name, Types: mysqlTypes, KeepRow: keepRow, Reopen: func(t testing.TB) *bun.DB { return reopen(t, db) }}
+}
+
+// reopen opens another pool on db's database through the driver, as a second member of
+// a cluster holds one, closed when the test ends.
+func reopen(t testing.TB, db *bun.DB) *bun.DB {
+	t.Helper()
+	ctx := context.Background()
+	var name string
+	if err := db.QueryRowContext(ctx, "SELECT DATABASE()").Scan(&name); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := gomysql.ParseDSN(os.Getenv("TEST_MYSQL_URL"))
+	if err != nil {
+		t.Fatalf("TEST_MYSQL_URL: %v", err)
+	}
+	cfg.DBName = name
+	other, err := mysql.Driver{}.Open(ctx, cfg.FormatDSN(), driver.OpenOptions{})
+	if err != nil {
+		t.Fatalf("reopen %s: %v", name, err)
+	}
+	t.Cleanup(func() { _ = other.Close() })
+	return other
 }
 
 // keepRow is a trigger that signals on the delete of row id of table. The driver sends

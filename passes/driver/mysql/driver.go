@@ -16,9 +16,7 @@ const Name = "mysql"
 
 // Driver is the MySQL and MariaDB driver. Its zero value is ready to use: what differs
 // between the two servers is read from the server when it matters, never kept here.
-type Driver struct {
-	driver.NoSessionLocks // until cluster mode on GET_LOCK is built
-}
+type Driver struct{}
 
 var _ driver.Driver = Driver{}
 

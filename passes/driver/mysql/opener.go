@@ -31,16 +31,16 @@ const lockWaitTimeout = "5"
 // and a short innodb_lock_wait_timeout; clientFoundRows is always off (config says
 // why). A server older than MySQL 8.0 or MariaDB 10.6
 // is refused: it has no SKIP LOCKED, so two sweepers, or a sweeper and the application,
-// would queue behind each other's rows. o.Dialer is refused (cluster mode is not built
-// on MySQL yet); o.Existing changes nothing, as the server never creates a database on
-// connecting.
+// would queue behind each other's rows. o.Dialer dials every TCP connection with its
+// keepalives and user timeout (a cluster pool's, see clusterDial); o.Existing changes
+// nothing, as the server never creates a database on connecting.
 func (d Driver) Open(ctx context.Context, dsn string, o driver.OpenOptions) (*bun.DB, error) {
-	if o.Dialer != nil {
-		return nil, fmt.Errorf("%s: cluster connection options (MySQL cluster mode is not built yet): %w", Name, driver.ErrUnsupported)
-	}
 	cfg, err := config(dsn)
 	if err != nil {
 		return nil, err
+	}
+	if o.Dialer != nil {
+		cfg.DialFunc = clusterDial(*o.Dialer)
 	}
 	if o.NoReadTimeout {
 		cfg.ReadTimeout = 0
