@@ -10,9 +10,33 @@ import (
 
 // paceBehaviours: the pacing signals a table pass gives an adaptive sweep: its probe
 // (the default one, or the configured probe_query) runs against the database, a probe
-// the database refuses fails startup, and a database without replicas reports no lag.
+// the database refuses fails startup, and a database without replicas reports no lag;
+// the commit probe runs where the database has one and leaves no row behind.
 func paceBehaviours() []behaviour {
-	return []behaviour{{name: "probe runs, a refused probe fails startup, no replica lag", run: paceProbe}}
+	return []behaviour{
+		{name: "probe runs, a refused probe fails startup, no replica lag", run: paceProbe},
+		{name: "commit probe runs or reports none, and changes no row", run: paceCommitProbe},
+	}
+}
+
+func paceCommitProbe(t *testing.T, db *DB) {
+	ctx := context.Background()
+	a := newAudit(t, db, passes.TimestampNative)
+	a.log(1, auditCutoff, "done")
+	sig := a.table(a.spec()).Signals()
+	for range 3 {
+		if _, err := sig.CommitProbe(ctx); err != nil {
+			t.Fatalf("commit probe: %v", err)
+		}
+	}
+	if n := len(a.ids("audit_log")); n != 1 {
+		t.Errorf("%d rows after three commit probes, want the 1 there was", n)
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if has, err := sig.CommitProbe(cancelled); has && err == nil {
+		t.Error("a commit probe on a cancelled context reported success")
+	}
 }
 
 func paceProbe(t *testing.T, db *DB) {
