@@ -112,11 +112,12 @@ func run(ctx context.Context, c config, partial func(string)) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	steps, err := variants(strings.ReplaceAll(c.stepVariants, "best", ""))
+	// "best" is resolved after the frontier; until then it is a placeholder in its place.
+	steps, err := variants(strings.ReplaceAll(c.stepVariants, "best", "none"))
 	if err != nil {
 		return "", err
 	}
-	wantBest := slices.Contains(strings.Split(c.stepVariants, ","), "best")
+	bestAt := slices.Index(strings.Split(c.stepVariants, ","), "best")
 	replicas, err := variants(c.replicas)
 	if err != nil {
 		return "", err
@@ -173,10 +174,11 @@ func run(ctx context.Context, c config, partial func(string)) (string, error) {
 		}
 		partial(report())
 	}
-	if wantBest {
+	if bestAt >= 0 {
 		if best, ok := bestFixed(results); ok {
-			steps = append(steps, best)
+			steps[bestAt] = best
 		} else {
+			steps = slices.Delete(steps, bestAt, bestAt+1)
 			failures = append(failures, "step best (no fixed pace measured)")
 		}
 	}
