@@ -128,6 +128,8 @@ type PaceSummary struct {
 	Rate float64
 	// Baseline, Probe and ReplicaLag are the last figures the controller judged by.
 	Baseline, Probe, ReplicaLag time.Duration
+	// CommitBaseline and Commit are the commit probe's, zero where there is none.
+	CommitBaseline, Commit time.Duration
 	// Cuts counts the sweep's multiplicative back-offs; BackingOff is the time it spent
 	// backing off; Changes counts its PaceChanged events.
 	Cuts       int

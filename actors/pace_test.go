@@ -114,13 +114,20 @@ func (p *paceEvents) has(r pacing.Reason) bool {
 	return false
 }
 
-func startAdaptive(t *testing.T, f *paceFixture, ev *paceEvents, maxBatches int) *actors.Runtime {
+// newTable is the fixture's table pass, probed by a count of the gate.
+func (f *paceFixture) newTable(t *testing.T) *passes.Table {
 	t.Helper()
 	tbl, err := passes.NewTable(f.db, "events", passes.TableSpec{Table: f.table, Key: "id", Timestamp: "at",
 		TimestampFormat: passes.TimestampUnixSeconds, ProbeQuery: "SELECT count(*) FROM " + f.gate})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return tbl
+}
+
+func startAdaptive(t *testing.T, f *paceFixture, ev *paceEvents, maxBatches int) *actors.Runtime {
+	t.Helper()
+	tbl := f.newTable(t)
 	opts := passes.DefaultOptions()
 	opts.RetentionPeriod, opts.MaxStartupStagger, opts.MaxBatchesPerSweep = passes.Retain(time.Hour), 0, maxBatches
 	opts.Pacing = passes.PacingAdaptive
@@ -166,6 +173,12 @@ func TestAdaptivePassLearnsABaselineAndSizesItsBatches(t *testing.T) {
 		d := ev.done[0]
 		if d.Reason != actors.Drained || d.Rows != rows || d.Pace == nil || d.Pace.MaxBatch < d.Pace.MinBatch || d.Pace.Baseline <= 0 {
 			t.Fatalf("sweep done %+v (pace %+v), want all %d rows drained with a pace summary", d, d.Pace, rows)
+		}
+		// Where the database has a commit probe, its baseline is learned beside the probe's.
+		if has, err := f.newTable(t).Signals().CommitProbe(context.Background()); err != nil {
+			t.Fatalf("commit probe: %v", err)
+		} else if has != (d.Pace.CommitBaseline > 0) {
+			t.Errorf("commit probe %v, but the sweep's commit baseline is %v", has, d.Pace.CommitBaseline)
 		}
 		if line := actors.PaceLine(*d.Pace); line == "" {
 			t.Error("empty pace line")

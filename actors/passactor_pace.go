@@ -12,8 +12,8 @@ import (
 )
 
 // Adaptive pacing in the pass actor: a pacing.Controller picks each batch's size and
-// the pause before it, fed by a signal loop that runs the pass's probe every
-// ProbeEvery, and its blocked-sessions and replica-lag queries every SignalEvery, on a
+// the pause before it, fed by a signal loop that runs the pass's probe and its commit
+// probe every ProbeEvery, and its blocked-sessions and replica-lag queries every SignalEvery, on a
 // goroutine of its own, while a sweep runs. Timers come from the runtime's clock;
 // latencies are measured on the wall clock, since they are what the database took.
 
@@ -35,6 +35,9 @@ type paceSignals struct {
 	inc             uint64
 	probe           time.Duration
 	probed          bool
+	commit          time.Duration
+	committed       bool
+	noCommit        bool // the database has no commit probe, or refused it
 	blocked         int
 	blockedOK       bool
 	lag             time.Duration
@@ -50,7 +53,10 @@ type pacer struct {
 	gen     uint64
 	ticks   int
 	busy    bool // a round of signals is running
-	jobs    chan func()
+	// noCommit: the commit probe reported no signal or failed (a standby, a read-only
+	// role); it is not tried again by this actor.
+	noCommit bool
+	jobs     chan func()
 
 	sweep paceSweep // this sweep's figures, for its summary line
 }
@@ -133,6 +139,7 @@ func (a *passActor) onPaceTick(ctx actor.Context, m *paceTick) {
 	p.ticks++
 	full := p.ticks%int(SignalEvery/ProbeEvery) == 0
 	sig, sweep, base, inc, self, root := p.signals, a.sweep.pass, a.d.batchBase, a.inc, ctx.Self(), a.d.system.Root
+	commit := !p.noCommit
 	if p.jobs == nil {
 		p.jobs = make(chan func(), 1)
 		go func(jobs <-chan func()) {
@@ -149,6 +156,9 @@ func (a *passActor) onPaceTick(ctx actor.Context, m *paceTick) {
 		if err := sig.Probe(qctx); err == nil || qctx.Err() != nil {
 			res.probe, res.probed = time.Since(start), true // a probe that timed out was slow
 		}
+		if commit {
+			res.commit, res.committed, res.noCommit = commitProbe(qctx, sig)
+		}
 		if full {
 			if sweep != nil {
 				res.blocked, res.blockedOK = countBlocked(qctx, sig, sweep)
@@ -158,6 +168,20 @@ func (a *passActor) onPaceTick(ctx actor.Context, m *paceTick) {
 		}
 		root.Send(self, res)
 	}
+}
+
+// commitProbe runs and times the commit probe. A database without one, or one that
+// refuses it, reports noCommit; a probe that timed out was slow.
+func commitProbe(ctx context.Context, sig passes.PaceSignals) (lat time.Duration, ok, noCommit bool) {
+	start := time.Now()
+	has, err := sig.CommitProbe(ctx)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return time.Since(start), true, false
+	case err != nil || !has:
+		return 0, false, true
+	}
+	return time.Since(start), true, false
 }
 
 func countBlocked(ctx context.Context, sig passes.PaceSignals, sweep passes.Pass) (int, bool) {
@@ -175,6 +199,10 @@ func (a *passActor) onPaceSignals(m *paceSignals) {
 	if m.probed {
 		p.ctl.Probe(now, m.probe)
 	}
+	if m.committed {
+		p.ctl.Commit(now, m.commit)
+	}
+	p.noCommit = p.noCommit || m.noCommit
 	if m.blockedOK {
 		p.ctl.Blocked(now, m.blocked)
 	}
@@ -218,12 +246,12 @@ func (a *passActor) paceSummary(sw *sweepRun) *PaceSummary {
 	p := a.pace
 	st := p.ctl.State(a.d.clock.Now())
 	return &PaceSummary{MinBatch: p.sweep.minBatch, MaxBatch: p.sweep.maxBatch, LastBatch: st.Batch, LastDelay: st.Delay,
-		Rate: st.Rate, Baseline: st.Baseline, Probe: st.Probe, ReplicaLag: st.ReplicaLag,
+		Rate: st.Rate, Baseline: st.Baseline, Probe: st.Probe, CommitBaseline: st.CommitBaseline, Commit: st.Commit, ReplicaLag: st.ReplicaLag,
 		Cuts: st.Cuts - p.sweep.cuts0, BackingOff: st.BackingOff - p.sweep.backing0, Changes: p.sweep.changes}
 }
 
 // paceStatus is the pace as PassStatus shows it.
 func paceStatus(mode passes.Pacing, st pacing.State) *PaceStatus {
 	return &PaceStatus{Pacing: mode, Mode: st.Mode, Batch: st.Batch, Delay: st.Delay, Rate: st.Rate, Baseline: st.Baseline,
-		Probe: st.Probe, ReplicaLag: st.ReplicaLag, Blocked: st.Blocked, BackingOff: st.BackingOff, Cuts: st.Cuts, LastReason: st.Last}
+		Probe: st.Probe, CommitBaseline: st.CommitBaseline, Commit: st.Commit, ReplicaLag: st.ReplicaLag, Blocked: st.Blocked, BackingOff: st.BackingOff, Cuts: st.Cuts, LastReason: st.Last}
 }

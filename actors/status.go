@@ -85,7 +85,10 @@ type PaceStatus struct {
 	// Rate is the rate aimed at, in rows per second.
 	Rate                        float64
 	Baseline, Probe, ReplicaLag time.Duration
-	Blocked                     int
+	// CommitBaseline and Commit are the commit probe's baseline and last p75; zero
+	// where the database has none.
+	CommitBaseline, Commit time.Duration
+	Blocked                int
 	// BackingOff is the total time spent backing off since the pass actor started.
 	BackingOff time.Duration
 	Cuts       int

@@ -15,6 +15,9 @@ type PaceSignals interface {
 	// Blocked counts the sessions the sweep's own backend blocks now. sweep is the pass
 	// the sweep's Factory built; a sweep that cannot tell returns 0.
 	Blocked(ctx context.Context, sweep Pass) (int, error)
+	// CommitProbe writes and commits once (see driver.Pace.CommitProbe); the caller
+	// times it. false: the database has no commit probe.
+	CommitProbe(ctx context.Context) (bool, error)
 	// ReplicaLag returns the largest lag of the database's streaming replicas, and false
 	// when it has none (or the database has no such notion).
 	ReplicaLag(ctx context.Context) (time.Duration, bool, error)

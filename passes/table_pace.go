@@ -57,6 +57,15 @@ func (s *tableSignals) Blocked(ctx context.Context, sweep Pass) (int, error) {
 	return n, nil
 }
 
+// CommitProbe runs the driver's commit probe on the pass's database.
+func (s *tableSignals) CommitProbe(ctx context.Context) (bool, error) {
+	ok, err := s.t.drv.CommitProbe(ctx, s.t.db)
+	if err != nil {
+		return false, fmt.Errorf("pass %q: commit probe: %w", s.t.name, err)
+	}
+	return ok, nil
+}
+
 // ReplicaLag reads pg_stat_replication: the larger of replay_lag and write_lag over
 // the replicas. A role that may not read other sessions' statistics sees no lag
 // (PostgreSQL shows it NULL); docs/pacing.md names the privilege.

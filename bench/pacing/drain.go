@@ -27,6 +27,7 @@ type variant struct {
 	delay    time.Duration
 	maxLag   time.Duration // adaptive: max_replica_lag; 0 is the default
 	probe    string        // adaptive: probe_query; empty is the default
+	noCommit bool          // adaptive: without the commit probe (what the probe costs)
 	none     bool          // no drain at all: the reference runs
 	// The sweep's synchronous_commit: "on" for a +durable variant, else empty (the pass's default off).
 	synchronousCommit string
@@ -61,8 +62,8 @@ func parsePace(s string) (variant, error) {
 	switch {
 	case s == "none":
 		return variant{none: true}, nil
-	case (f[0] == "adaptive" || f[0] == "adaptive-commit") && len(f) <= 2:
-		v := variant{adaptive: true, batch: passes.DefaultBatchSize}
+	case (f[0] == "adaptive" || f[0] == "adaptive-commit" || f[0] == "adaptive-readonly") && len(f) <= 2:
+		v := variant{adaptive: true, batch: passes.DefaultBatchSize, noCommit: f[0] == "adaptive-readonly"}
 		if f[0] == "adaptive-commit" {
 			v.probe = commitProbe
 		}
@@ -85,8 +86,14 @@ func parsePace(s string) (variant, error) {
 		}
 		return variant{batch: n, delay: d}, nil
 	}
-	return variant{}, errors.New("want fixed:BATCH:DELAY, adaptive[:MAXLAG], adaptive-commit[:MAXLAG] or none; a drain may end in +durable")
+	return variant{}, errors.New("want fixed:BATCH:DELAY, adaptive[:MAXLAG], adaptive-commit[:MAXLAG], adaptive-readonly[:MAXLAG] or none; a drain may end in +durable")
 }
+
+// readOnlySignals are a pass's signals without the commit probe: adaptive-readonly, the
+// controller as it was before it had one, to measure what the probe costs the drain.
+type readOnlySignals struct{ passes.PaceSignals }
+
+func (readOnlySignals) CommitProbe(context.Context) (bool, error) { return false, nil }
 
 // batchAt is one batch as the runtime reported it, stamped when the event arrived.
 type batchAt struct {
@@ -144,7 +151,11 @@ func startDrain(ctx context.Context, db *bun.DB, v variant) (*drainer, error) {
 	d := &drainer{pool: &gatePool{}}
 	d.rt = actors.New(actors.Config{Logger: quiet, Observers: []actors.Observer{d},
 		SlotPools: func(string, int) actors.AdmissionPool { return d.pool }})
-	if err := d.rt.Register(tbl.Registration(opts)); err != nil {
+	reg := tbl.Registration(opts)
+	if v.noCommit {
+		reg.Signals = readOnlySignals{reg.Signals}
+	}
+	if err := d.rt.Register(reg); err != nil {
 		return nil, err
 	}
 	if err := d.rt.Start(ctx); err != nil {

@@ -40,9 +40,13 @@ func (r frontierResult) rate() float64 { return float64(r.rows) / r.drainTime.Se
 // runFrontier measures one variant: a warm-up drain window (unmeasured), then pairs of
 // an idle window and a draining window, each followed by a gap (after a draining window,
 // by clearAftermath and then the gap); the pass's table is topped up after a draining
-// window when the next one could run out.
+// window when the next one could run out. "none" runs the same pairs with neither window
+// draining (A/A): their ratios are the run's own noise.
 func runFrontier(ctx context.Context, c config, db *bun.DB, v variant) (frontierResult, error) {
 	res := frontierResult{v: v}
+	if v.none {
+		return runAA(ctx, c, v)
+	}
 	if err := createTable(ctx, db, c.rows); err != nil {
 		return res, err
 	}
@@ -165,4 +169,43 @@ func runFrontier(ctx context.Context, c config, db *bun.DB, v variant) (frontier
 		res.lastBatch, res.lastDelay, res.baselineMs = p.Batch, p.Delay, ms(p.Baseline)
 	}
 	return res, d.err()
+}
+
+// runAA runs pairs of windows under the load with no drain at all, timed as a drain's
+// pairs are (the aftermath's vacuum and checkpoint left out: there is nothing to clear),
+// and returns their ratios: what the ratio of two windows is when nothing differs
+// between them.
+func runAA(ctx context.Context, c config, v variant) (frontierResult, error) {
+	res := frontierResult{v: v}
+	ld, err := startLoad(ctx, c.loadDSN, c.rate, c.accounts, time.Hour)
+	if err != nil {
+		return res, err
+	}
+	defer ld.cmd.Process.Kill()
+	time.Sleep(c.gap + c.window + c.gap) // as a drain's warm-up window
+	var windows []window
+	for range 2 * c.pairs {
+		from := time.Now()
+		time.Sleep(c.window)
+		windows = append(windows, window{from: from, to: time.Now()})
+		time.Sleep(c.gap)
+	}
+	time.Sleep(2 * time.Second)
+	_ = ld.cmd.Process.Signal(interrupt)
+	txns, _ := ld.wait()
+	if len(txns) == 0 {
+		return res, fmt.Errorf("%s: pgbench logged nothing", v.name)
+	}
+	for i := 0; i+1 < len(windows); i += 2 {
+		pa, _ := p99(txns, windows[i].from, windows[i].to)
+		pb, n := p99(txns, windows[i+1].from, windows[i+1].to)
+		res.txns += n
+		if pa > 0 && pb > 0 {
+			res.ratios = append(res.ratios, float64(pb)/float64(pa))
+			res.idleP99 = append(res.idleP99, ms(pa))
+			res.drainP99 = append(res.drainP99, ms(pb))
+		}
+		res.drainTime += windows[i+1].to.Sub(windows[i+1].from)
+	}
+	return res, nil
 }

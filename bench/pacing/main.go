@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"time"
 
@@ -34,7 +35,8 @@ type config struct {
 	window, gap                        time.Duration
 	aftermath, signals                 bool
 	variants, stepVariants, replicas   string
-	stepAt, stepFor, stepDrain         time.Duration
+	stepPre, stepFor, stepAfter        time.Duration
+	surges                             int
 	replicaDrain                       time.Duration
 	out                                string
 	loadDSN                            string
@@ -50,11 +52,12 @@ func main() {
 	flag.DurationVar(&c.gap, "gap", time.Second, "unmeasured gap after each window")
 	flag.BoolVar(&c.aftermath, "aftermath", true, "after each draining window, VACUUM the table and CHECKPOINT (unmeasured) before the gap, so its aftermath does not fall into the next pair's reference window")
 	flag.BoolVar(&c.signals, "signals", false, "sample candidate pacing signals beside each variant (a read and a commit probe and the load's own statement times every 100 ms, the load's busy sessions every 20 ms) and tabulate their ratios")
-	flag.StringVar(&c.variants, "variants", "fixed:500:0s,fixed:100:2ms,fixed:200:2ms,fixed:200:5ms,fixed:500:20ms,adaptive", "comma-separated: fixed:BATCH:PAUSE, adaptive[:MAXLAG], adaptive-commit[:MAXLAG]; a +durable suffix commits the sweep at synchronous_commit on")
-	flag.StringVar(&c.stepVariants, "step", "none,adaptive", "step-test variants (none: the reference without draining); empty skips it")
-	flag.DurationVar(&c.stepAt, "step-at", 10*time.Second, "when into the drain the foreground triples")
-	flag.DurationVar(&c.stepFor, "step-for", 12*time.Second, "how long it stays tripled")
-	flag.DurationVar(&c.stepDrain, "step-drain", 40*time.Second, "length of the step test's drain")
+	flag.StringVar(&c.variants, "variants", "none,fixed:500:0s,fixed:100:2ms,fixed:200:5ms,fixed:500:20ms,adaptive,adaptive-readonly", "comma-separated: none (A/A pairs: neither window drains), fixed:BATCH:PAUSE, adaptive[:MAXLAG], adaptive-readonly[:MAXLAG] (without the commit probe), adaptive-commit[:MAXLAG] (a commit as its probe_query); a +durable suffix commits the sweep at synchronous_commit on")
+	flag.StringVar(&c.stepVariants, "step", "none,adaptive,fixed:500:0s,best", "step-test variants (none: the reference without draining; best: the fixed pace of the run with the most rows/s at a median ratio within 1.5, else the lowest ratio); empty skips it")
+	flag.IntVar(&c.surges, "surges", 5, "surges in each step-test run")
+	flag.DurationVar(&c.stepPre, "step-pre", 6*time.Second, "the base load's window before each surge")
+	flag.DurationVar(&c.stepFor, "step-for", 12*time.Second, "how long each surge keeps the foreground tripled")
+	flag.DurationVar(&c.stepAfter, "step-after", 15*time.Second, "the base load's window after each surge, to recover in")
 	flag.StringVar(&c.replicas, "replica", "fixed:500:0s,adaptive,adaptive:100ms", "replica-test variants; empty skips it")
 	flag.DurationVar(&c.replicaDrain, "replica-drain", 20*time.Second, "length of each replica-test drain")
 	flag.StringVar(&c.out, "out", "", "write the markdown report here (default stdout)")
@@ -109,10 +112,12 @@ func run(ctx context.Context, c config, partial func(string)) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	steps, err := variants(c.stepVariants)
+	// "best" is resolved after the frontier; until then it is a placeholder in its place.
+	steps, err := variants(strings.ReplaceAll(c.stepVariants, "best", "none"))
 	if err != nil {
 		return "", err
 	}
+	bestAt := slices.Index(strings.Split(c.stepVariants, ","), "best")
 	replicas, err := variants(c.replicas)
 	if err != nil {
 		return "", err
@@ -168,6 +173,14 @@ func run(ctx context.Context, c config, partial func(string)) (string, error) {
 			results = append(results, r)
 		}
 		partial(report())
+	}
+	if bestAt >= 0 {
+		if best, ok := bestFixed(results); ok {
+			steps[bestAt] = best
+		} else {
+			steps = slices.Delete(steps, bestAt, bestAt+1)
+			failures = append(failures, "step best (no fixed pace measured)")
+		}
 	}
 	for _, v := range steps {
 		fmt.Fprintf(os.Stderr, "pacing: step %s\n", v.name)

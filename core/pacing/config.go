@@ -57,8 +57,18 @@ const (
 	// evaluation between them, make the controller re-learn its baseline at once: a
 	// load that got slower for good looks like harm until the baseline moves with it.
 	DefaultRelearnAfterCuts = 4
-	// DefaultBackoff is the factor a degraded signal multiplies the rate by.
-	DefaultBackoff = 0.7
+	// DefaultBackoff is the factor a degraded signal multiplies the rate by: TCP's
+	// halving, so one cut, half a second after a surge is seen, takes the sweep below
+	// half its rate. Slow start makes a deep cut cheap to come back from.
+	DefaultBackoff = 0.5
+	// DefaultRecoverShare is the share of the rate a spell of cuts began at up to which
+	// the rate doubles once the signals are quiet again (TCP's slow-start threshold, at
+	// half the window lost from), and past which it grows by RateStep.
+	DefaultRecoverShare = 0.5
+	// DefaultQuietPeriod is how long after the last cut the signals must stay healthy
+	// before slow start begins: long enough that the tail of a surge does not double
+	// the rate into it, short enough to be back near the earlier rate well within 15 s.
+	DefaultQuietPeriod = time.Second
 	// DefaultStartRate, DefaultMinRate and DefaultRateStep are in rows per second: the
 	// rate slow start begins at, the floor a run of cuts stops at, and the additive
 	// step once slow start is over.
@@ -91,6 +101,8 @@ type Config struct {
 	IdleAfter          time.Duration
 	RelearnAfterCuts   int
 	Backoff            float64
+	RecoverShare       float64
+	QuietPeriod        time.Duration
 	StartRate, MinRate float64
 	RateStep           float64
 	MaxBatchWorth      time.Duration
@@ -135,6 +147,9 @@ func (c Config) withDefaults() Config {
 	setI(&c.RelearnAfterCuts, DefaultRelearnAfterCuts)
 	setF(&c.Backoff, DefaultBackoff)
 	c.Backoff = min(c.Backoff, 0.99)
+	setF(&c.RecoverShare, DefaultRecoverShare)
+	c.RecoverShare = min(c.RecoverShare, 1)
+	setD(&c.QuietPeriod, DefaultQuietPeriod)
 	setF(&c.StartRate, DefaultStartRate)
 	setF(&c.MinRate, DefaultMinRate)
 	setF(&c.RateStep, DefaultRateStep)

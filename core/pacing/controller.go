@@ -16,6 +16,9 @@ const (
 	ReasonBaseline Reason = "baseline"
 	// ReasonProbe: the probe's p75 rose over its threshold above the baseline.
 	ReasonProbe Reason = "probe"
+	// ReasonCommit: the commit probe's p75 rose over its threshold above its baseline:
+	// the sweep (or a surge of the load) delays the commits the workload waits for.
+	ReasonCommit Reason = "commit"
 	// ReasonBlocking: the sweep's backend blocked other sessions.
 	ReasonBlocking Reason = "blocking"
 	// ReasonReplicaLag: a replica lagged more than MaxReplicaLag.
@@ -65,8 +68,11 @@ type State struct {
 	// Baseline is the probe's p75 while the sweep held back; Probe its p75 at the last
 	// evaluation. Both are zero until measured.
 	Baseline, Probe time.Duration
-	ReplicaLag      time.Duration
-	Blocked         int
+	// CommitBaseline and Commit are the same for the commit probe; zero where the
+	// database has none.
+	CommitBaseline, Commit time.Duration
+	ReplicaLag             time.Duration
+	Blocked                int
 	// BackingOff is the total time spent backing off, the current spell included.
 	BackingOff time.Duration
 	// Cuts counts the multiplicative back-offs.
@@ -112,19 +118,18 @@ type Controller struct {
 	winRows int
 	winTime time.Duration
 
-	probes     []sample          // outside holds, newest last
-	holds      [][]time.Duration // the probes of the last BaselineHolds holds
-	cur        []time.Duration   // the probes of the hold in progress
-	idle       []sample          // probes taken since the last batch, once IdleAfter passed
-	holding    bool
-	holdEnd    time.Time
-	baseline   time.Duration // the probe's typical latency while not deleting
-	tail       time.Duration // and its p99: how far the foreground's own tail reaches
-	baselineAt time.Time
-	sawProbe   bool // a probe sample ever arrived: holds are worth their time
+	// The latency signals, each judged against its own baseline: the read probe and
+	// the commit probe.
+	read, commit latencySignal
+	holding      bool
+	holdEnd      time.Time
+	baselineAt   time.Time
+	// ssthresh is where slow start after a back-off hands over to additive growth (TCP's
+	// slow-start threshold): a share of the rate the spell of cuts began at; 0 before
+	// the first cut, when slow start runs until a signal degrades.
+	ssthresh float64
 
 	lastEval, lastCut time.Time
-	probe             time.Duration
 	blocked           int
 	blockedAt         time.Time
 	lag               time.Duration
@@ -143,7 +148,8 @@ type Controller struct {
 // baseline hold (see StartSweep).
 func New(cfg Config) *Controller {
 	cfg = cfg.withDefaults()
-	c := &Controller{cfg: cfg, rate: cfg.StartRate, slowStart: true, mode: ModeGrowing}
+	c := &Controller{cfg: cfg, rate: cfg.StartRate, slowStart: true, mode: ModeGrowing,
+		read: latencySignal{reason: ReasonProbe, name: "probe"}, commit: latencySignal{reason: ReasonCommit, name: "commit probe"}}
 	c.batch = clamp(DefaultStartBatch, cfg.MinBatch, cfg.MaxBatch)
 	c.delay = cfg.MinDelay
 	return c
@@ -169,29 +175,39 @@ func (c *Controller) StartSweep(now time.Time) {
 	switch {
 	case c.baselineAt.IsZero():
 		c.startHold(now, c.cfg.FirstBaselineHold)
-	case c.sawProbe && now.Sub(c.baselineAt) >= c.cfg.BaselineEvery:
+	case c.sawProbe() && now.Sub(c.baselineAt) >= c.cfg.BaselineEvery:
 		c.startHold(now, c.cfg.BaselineHold)
 	}
 }
 
 // Probe records one probe's latency, measured when it ended at at.
-func (c *Controller) Probe(at time.Time, latency time.Duration) {
-	c.sawProbe = true
+func (c *Controller) Probe(at time.Time, latency time.Duration) { c.record(&c.read, at, latency) }
+
+// Commit records one commit probe's latency (a write and its commit, as the workload's
+// transactions end), measured when it ended at at. Most OLTP waits on its commits'
+// flushes, which a read probe never does, so a sweep that delays them shows here first.
+func (c *Controller) Commit(at time.Time, latency time.Duration) { c.record(&c.commit, at, latency) }
+
+func (c *Controller) record(s *latencySignal, at time.Time, latency time.Duration) {
+	s.seen = true
 	if c.holding {
-		c.cur = append(c.cur, latency)
+		s.cur = append(s.cur, latency)
 		return
 	}
 	if !c.idleFrom.IsZero() && !at.Before(c.idleFrom) {
 		// A long wait (a paused pass) keeps its newest probes, enough for a baseline.
-		if len(c.idle) >= maxIdleProbes {
-			c.idle = slices.Delete(c.idle, 0, 1)
+		if len(s.idle) >= maxIdleProbes {
+			s.idle = slices.Delete(s.idle, 0, 1)
 		}
-		c.idle = append(c.idle, sample{at, latency})
+		s.idle = append(s.idle, sample{at, latency})
 	}
-	c.probes = append(c.probes, sample{at, latency})
-	if keep := at.Add(-2 * c.cfg.SignalWindow); len(c.probes) > 0 && c.probes[0].at.Before(keep) {
-		i := slices.IndexFunc(c.probes, func(s sample) bool { return !s.at.Before(keep) })
-		c.probes = slices.Delete(c.probes, 0, max(i, 0))
+	s.probes = append(s.probes, sample{at, latency})
+	if keep := at.Add(-2 * c.cfg.SignalWindow); len(s.probes) > 0 && s.probes[0].at.Before(keep) {
+		i := slices.IndexFunc(s.probes, func(x sample) bool { return !x.at.Before(keep) })
+		if i < 0 {
+			i = len(s.probes)
+		}
+		s.probes = slices.Delete(s.probes, 0, i)
 	}
 }
 
@@ -216,7 +232,7 @@ func (c *Controller) Batch(at time.Time, rows int, took time.Duration) {
 	} else if !c.holding {
 		c.learnIdle(start)
 	}
-	c.idle, c.idleFrom = nil, at.Add(c.cfg.IdleAfter)
+	c.read.idle, c.commit.idle, c.idleFrom = nil, nil, at.Add(c.cfg.IdleAfter)
 	c.lastTook = took
 	c.samples = append(c.samples, batchSample{rows, took})
 	if len(c.samples) > 20 {
@@ -236,7 +252,7 @@ func (c *Controller) Next(now time.Time) Decision {
 		if now.Sub(c.lastEval) >= c.cfg.EvalEvery {
 			c.evaluate(now)
 		}
-		stale := c.sawProbe && now.Sub(c.baselineAt) >= c.cfg.BaselineEvery
+		stale := c.sawProbe() && now.Sub(c.baselineAt) >= c.cfg.BaselineEvery
 		if stale || c.streak >= c.cfg.RelearnAfterCuts {
 			c.startHold(now, c.cfg.BaselineHold)
 		}
@@ -265,22 +281,23 @@ func (c *Controller) State(now time.Time) State {
 	if c.holding {
 		mode = ModeLearning
 	}
-	return State{Mode: mode, Batch: c.batch, Delay: c.delay, Rate: c.rate, Baseline: c.baseline, Probe: c.probe,
-		ReplicaLag: c.lag, Blocked: c.blocked, BackingOff: backing, Cuts: c.cuts, Last: c.last}
+	return State{Mode: mode, Batch: c.batch, Delay: c.delay, Rate: c.rate, Baseline: c.read.baseline, Probe: c.read.last,
+		CommitBaseline: c.commit.baseline, Commit: c.commit.last, ReplicaLag: c.lag, Blocked: c.blocked, BackingOff: backing, Cuts: c.cuts, Last: c.last}
 }
 
 // startHold holds the sweep back for d, never longer than one pause may be, so the
 // batch that follows the pause never runs inside the hold.
 func (c *Controller) startHold(now time.Time, d time.Duration) {
-	c.holding, c.holdEnd, c.cur = true, now.Add(min(d, c.cfg.MaxDelay)), nil
+	c.holding, c.holdEnd = true, now.Add(min(d, c.cfg.MaxDelay))
+	c.read.cur, c.commit.cur = nil, nil
 }
 
 // finishHold turns the hold's probes into the baseline, pooled with the last holds'.
 func (c *Controller) finishHold(now time.Time) {
 	c.holding = false
-	probes := c.cur
-	c.cur = nil
-	c.learn(now, probes)
+	read, commit := c.read.cur, c.commit.cur
+	c.read.cur, c.commit.cur = nil, nil
+	c.learn(now, read, commit)
 }
 
 // learnIdle takes the probes of the stretch that ends at end, when the sweep deleted
@@ -289,38 +306,27 @@ func (c *Controller) learnIdle(end time.Time) {
 	if c.idleFrom.IsZero() || end.Sub(c.idleFrom) < c.cfg.BaselineHold {
 		return
 	}
-	var probes []time.Duration
-	for _, s := range c.idle {
-		if !s.at.After(end) {
-			probes = append(probes, s.lat)
-		}
-	}
-	if len(probes) >= 3 {
-		c.learn(end, probes)
-		c.idle, c.idleFrom = nil, end
+	read, commit := c.read.idleUntil(end), c.commit.idleUntil(end)
+	if len(read) >= 3 || len(commit) >= 3 {
+		c.learn(end, read, commit)
+		c.read.idle, c.commit.idle, c.idleFrom = nil, nil, end
 	}
 }
 
-// learn makes probes, taken while the sweep deleted nothing, the newest hold's; the
-// baseline is the p75 of the last holds' pooled (and their p99 its tail). Evaluation
-// starts afresh from now.
-func (c *Controller) learn(now time.Time, probes []time.Duration) {
+// learn makes the probes of each signal, taken while the sweep deleted nothing, that
+// signal's newest hold (see latencySignal.learn). Evaluation starts afresh from now.
+func (c *Controller) learn(now time.Time, read, commit []time.Duration) {
 	first := c.baselineAt.IsZero()
 	c.baselineAt, c.lastEval, c.lastCut, c.streak = now, now, now, 0
-	if len(probes) < 3 {
-		return // too few probes to learn from: keep the baseline there is
-	}
-	c.holds = append(c.holds, probes)
-	if len(c.holds) > c.cfg.BaselineHolds {
-		c.holds = c.holds[1:]
-	}
-	var pooled []time.Duration
-	for _, h := range c.holds {
-		pooled = append(pooled, h...)
-	}
-	c.baseline, c.tail = quantile(pooled, probeQuantile), quantile(pooled, 0.99)
-	if first {
-		c.change(ReasonBaseline, fmt.Sprintf("baseline probe p75 %v, p99 %v, from %d probes", c.baseline, c.tail, len(pooled)))
+	r, m := c.read.learn(read, c.cfg.BaselineHolds), c.commit.learn(commit, c.cfg.BaselineHolds)
+	if first && (r || m) {
+		detail := "baseline"
+		for _, s := range []*latencySignal{&c.read, &c.commit} {
+			if s.baseline > 0 {
+				detail += fmt.Sprintf("; %s p75 %v, p99 %v", s.name, s.baseline, s.tail)
+			}
+		}
+		c.change(ReasonBaseline, detail)
 	}
 }
 
@@ -331,42 +337,72 @@ func (c *Controller) evaluate(now time.Time) {
 	if c.lastCut.After(since) {
 		since = c.lastCut
 	}
-	var recent []time.Duration
-	for _, s := range c.probes {
-		if s.at.After(since) {
-			recent = append(recent, s.lat)
-		}
-	}
-	reason, detail := c.degraded(now, since, recent)
+	reason, detail := c.degraded(now, since)
 	delivered := 0.0
 	if c.winTime > 0 {
 		delivered = float64(c.winRows) / c.winTime.Seconds()
 	}
 	c.winRows, c.winTime = 0, 0
 	if reason != "" {
-		// Cut from what was delivered when that is less than the rate aimed at, so the
-		// first cut bites at once (TCP reduces from what is in flight the same way).
-		base := c.rate
-		if delivered > 0 && delivered < base {
-			base = delivered
-		}
-		c.rate = max(c.cfg.MinRate, base*c.cfg.Backoff)
-		c.slowStart, c.lastCut = false, now
-		c.cuts++
-		c.streak++
-		if c.mode != ModeBackingOff {
-			c.mode, c.backingSince = ModeBackingOff, now
-			c.change(reason, detail)
-		}
+		c.cut(now, delivered, reason, detail)
 		return
 	}
-	if c.baseline > 0 && len(recent) < 3 {
+	if !c.evidence(since) {
 		return // no fresh evidence either way: hold the rate
 	}
 	c.streak = 0
-	if c.slowStart {
-		c.rate *= 2
-	} else {
+	c.grow(now, delivered)
+	if c.mode == ModeBackingOff {
+		c.backingTotal += now.Sub(c.backingSince)
+		c.mode = ModeGrowing
+		c.change(ReasonRecovered, fmt.Sprintf("signals healthy after %v backing off; rate %.0f rows/s", now.Sub(c.backingSince), c.rate))
+	}
+}
+
+// cut multiplies the rate by Backoff. It cuts from what was delivered when that is less
+// than the rate aimed at, so the first cut bites at once (TCP reduces from what is in
+// flight the same way). The first cut of a spell sets where the slow start that follows
+// it hands over to additive growth.
+func (c *Controller) cut(now time.Time, delivered float64, reason Reason, detail string) {
+	base := c.rate
+	if delivered > 0 && delivered < base {
+		base = delivered
+	}
+	if c.mode != ModeBackingOff {
+		c.ssthresh = max(c.cfg.MinRate, c.cfg.RecoverShare*base)
+	}
+	c.rate = max(c.cfg.MinRate, base*c.cfg.Backoff)
+	c.slowStart, c.lastCut = false, now
+	c.cuts++
+	c.streak++
+	if c.mode != ModeBackingOff {
+		c.mode, c.backingSince = ModeBackingOff, now
+		c.change(reason, detail)
+	}
+}
+
+// grow raises the rate after a healthy evaluation. Until the first cut it doubles (slow
+// start). After a cut it holds the rate until the signals have been quiet for
+// QuietPeriod since the last cut, then doubles again (at least by RateStep, so the
+// floor is left quickly) up to ssthresh, and grows by RateStep past it, as TCP grows
+// its window after a loss: so a sweep cut to its floor by a surge is back near its
+// earlier rate within seconds of the surge's end, not after a linear climb.
+func (c *Controller) grow(now time.Time, delivered float64) {
+	switch {
+	case c.slowStart:
+		c.rate = max(2*c.rate, c.rate+c.cfg.RateStep)
+		if c.ssthresh > 0 && c.rate >= c.ssthresh {
+			c.rate, c.slowStart = c.ssthresh, false
+		}
+	case c.rate < c.ssthresh && now.Sub(c.lastCut) < c.cfg.QuietPeriod:
+		// Not quiet for long enough: the surge may still be on.
+	case c.rate < c.ssthresh:
+		c.slowStart = true
+		c.rate = min(max(2*c.rate, c.rate+c.cfg.RateStep), c.ssthresh)
+		if c.rate >= c.ssthresh {
+			c.slowStart = false
+		}
+	default:
 		c.rate += c.cfg.RateStep
 	}
 	// The rate stays within twice what the sweep delivered (BBR's startup gain is about
@@ -377,15 +413,26 @@ func (c *Controller) evaluate(now time.Time) {
 	if delivered > 0 {
 		c.rate = max(c.cfg.MinRate, min(c.rate, 2*delivered))
 	}
-	if c.mode == ModeBackingOff {
-		c.backingTotal += now.Sub(c.backingSince)
-		c.mode = ModeGrowing
-		c.change(ReasonRecovered, fmt.Sprintf("signals healthy after %v backing off; rate %.0f rows/s", now.Sub(c.backingSince), c.rate))
+}
+
+// evidence reports whether the evaluation has something to go on: no signal has a
+// baseline (the sweep is paced by its batches alone), or one that has has at least
+// three samples since since.
+func (c *Controller) evidence(since time.Time) bool {
+	any := false
+	for _, s := range []*latencySignal{&c.read, &c.commit} {
+		if s.baseline > 0 {
+			any = true
+			if len(s.since(since)) >= 3 {
+				return true
+			}
+		}
 	}
+	return !any
 }
 
 // degraded returns the first signal that is over its bound, with the numbers.
-func (c *Controller) degraded(now, since time.Time, recent []time.Duration) (Reason, string) {
+func (c *Controller) degraded(now, since time.Time) (Reason, string) {
 	fresh := func(at time.Time) bool { return at.After(since) && !at.Before(now.Add(-c.cfg.SignalWindow)) }
 	if fresh(c.blockedAt) && c.blocked > 0 {
 		return ReasonBlocking, fmt.Sprintf("the sweep blocked %d session(s)", c.blocked)
@@ -393,30 +440,20 @@ func (c *Controller) degraded(now, since time.Time, recent []time.Duration) (Rea
 	if fresh(c.lagAt) && c.lag > c.cfg.MaxReplicaLag {
 		return ReasonReplicaLag, fmt.Sprintf("replica lag %v over %v", c.lag, c.cfg.MaxReplicaLag)
 	}
-	if c.baseline > 0 && len(recent) >= 3 {
-		c.probe = quantile(recent, probeQuantile)
-		if limit := c.probeLimit(); c.probe > limit {
-			return ReasonProbe, fmt.Sprintf("probe p75 %v over %v (baseline p75 %v, p99 %v)", c.probe, limit, c.baseline, c.tail)
+	for _, s := range []*latencySignal{&c.read, &c.commit} {
+		if r, detail := s.judge(since, c.cfg); r != "" {
+			return r, detail
 		}
 	}
 	return "", ""
-}
-
-// probeLimit is the probe's p75 above which the sweep is taken to hurt. A foreground
-// p99 within 1 + Margin of idle tolerates Margin x that p99 of added latency, so the
-// typical probe may rise by Margin x the baseline's p99 (at least Slack). Where the
-// idle tail is tight this is about Margin above the baseline; on a server whose tail
-// is long by itself (a shared machine, a slow disk), it lets the sweep add what the
-// foreground's p99 cannot tell from its own noise.
-func (c *Controller) probeLimit() time.Duration {
-	tail := min(c.tail, maxTailOverBaseline*c.baseline)
-	return c.baseline + max(time.Duration(c.cfg.Margin*float64(tail)), c.cfg.Slack)
 }
 
 // maxTailOverBaseline bounds the idle tail the limit is scaled by, so one stalled probe
 // in a short hold (where the p99 is the slowest probe) cannot switch the probe signal
 // off until the next re-learning.
 const maxTailOverBaseline = 10
+
+func (c *Controller) sawProbe() bool { return c.read.seen || c.commit.seen }
 
 func (c *Controller) change(r Reason, detail string) {
 	c.last = r
@@ -427,9 +464,29 @@ func (c *Controller) change(r Reason, detail string) {
 // rate, changing by at most half or one and a half times per batch.
 func (c *Controller) nextBatch() int {
 	want := c.sizeForTarget()
+	if c.oneSize() {
+		// Batches all of one size cannot tell the fixed cost from the cost per row, and
+		// scaling them to the target shrinks them for good where the fixed cost alone
+		// exceeds it (a sweep cut to its smallest batches on a busy server): try a larger
+		// one, so the next fit has two sizes to go by.
+		want = max(want, c.batch+c.batch/2+1)
+	}
 	want = min(want, int(c.rate*c.cfg.MaxBatchWorth.Seconds()))
 	want = clamp(want, c.batch/2, c.batch+c.batch/2+1)
 	return clamp(want, c.cfg.MinBatch, c.cfg.MaxBatch)
+}
+
+// oneSize reports whether the last batches, at least two, were all of one size.
+func (c *Controller) oneSize() bool {
+	if len(c.samples) < 2 {
+		return false
+	}
+	for _, s := range c.samples[1:] {
+		if s.rows != c.samples[0].rows {
+			return false
+		}
+	}
+	return true
 }
 
 // sizeForTarget is the batch that takes TargetBatchTime, from a straight line fitted

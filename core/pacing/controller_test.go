@@ -18,18 +18,26 @@ type world struct {
 	start time.Time
 	c     *Controller
 
-	probe   func(at time.Duration, learning bool) time.Duration
+	probe func(at time.Duration, learning bool) time.Duration
+	// commit is the commit probe's latency; nil: the database has none.
+	commit  func(at time.Duration, learning bool) time.Duration
 	lag     func(at time.Duration) time.Duration
 	blocked func(at time.Duration) int
 
-	changes []Change
-	rows    []rowsAt // rows deleted, by time
+	changes   []Change
+	changesAt []changeAt // the same, with when they were made
+	rows      []rowsAt   // rows deleted, by time
 	// A batch takes fixed + perRow x rows.
 	fixed, perRow time.Duration
 	// late is how long after its pause the n-th batch starts (nil: at once): the round
 	// trips between two batches, or a wait for a slot.
 	late    func(n int) time.Duration
 	batches int
+}
+
+type changeAt struct {
+	at     time.Duration
+	reason Reason
 }
 
 type rowsAt struct {
@@ -49,6 +57,9 @@ func newWorld(t *testing.T, cfg Config) *world {
 		at := now.Sub(w.start)
 		learning := w.c.State(now).Mode == ModeLearning
 		w.c.Probe(now, w.probe(at, learning))
+		if w.commit != nil {
+			w.c.Commit(now, w.commit(at, learning))
+		}
 		if at%(500*time.Millisecond) == 0 {
 			w.c.ReplicaLag(now, w.lag(at))
 			w.c.Blocked(now, w.blocked(at))
@@ -69,6 +80,7 @@ func (w *world) run(until time.Duration) {
 		w.checkBounds(d)
 		if d.Change != nil {
 			w.changes = append(w.changes, *d.Change)
+			w.changesAt = append(w.changesAt, changeAt{w.elapsed(), d.Change.Reason})
 		}
 		w.clk.Advance(d.Delay)
 		if w.c.State(w.clk.Now()).Mode == ModeLearning {
@@ -93,6 +105,9 @@ func (w *world) checkBounds(d Decision) {
 	}
 	if d.Delay < cfg.MinDelay || d.Delay > cfg.MaxDelay {
 		w.t.Fatalf("at %v: delay %v outside [%v, %v]", w.elapsed(), d.Delay, cfg.MinDelay, cfg.MaxDelay)
+	}
+	if st := w.c.State(w.clk.Now()); st.Rate < cfg.MinRate {
+		w.t.Fatalf("at %v: rate %.0f below the floor %.0f", w.elapsed(), st.Rate, cfg.MinRate)
 	}
 }
 

@@ -57,11 +57,14 @@ type paceBody struct {
 	RateRowsPerSecond float64 `json:"rate_rows_per_second"`
 	ProbeSeconds      float64 `json:"probe_seconds"`
 	BaselineSeconds   float64 `json:"baseline_seconds"`
-	ReplicaLagSeconds float64 `json:"replica_lag_seconds"`
-	Blocked           int     `json:"blocked"`
-	BackingOffSeconds float64 `json:"backing_off_seconds"`
-	Backoffs          int     `json:"backoffs"`
-	LastReason        string  `json:"last_reason,omitempty"`
+	// The commit probe's last p75 and baseline; 0 where the database has none.
+	CommitSeconds         float64 `json:"commit_probe_seconds"`
+	CommitBaselineSeconds float64 `json:"commit_baseline_seconds"`
+	ReplicaLagSeconds     float64 `json:"replica_lag_seconds"`
+	Blocked               int     `json:"blocked"`
+	BackingOffSeconds     float64 `json:"backing_off_seconds"`
+	Backoffs              int     `json:"backoffs"`
+	LastReason            string  `json:"last_reason,omitempty"`
 }
 
 func paceOf(s *actors.PaceStatus) *paceBody {
@@ -70,6 +73,7 @@ func paceOf(s *actors.PaceStatus) *paceBody {
 	}
 	return &paceBody{Pacing: string(s.Pacing), Mode: string(s.Mode), BatchSize: s.Batch, DelaySeconds: s.Delay.Seconds(),
 		RateRowsPerSecond: s.Rate, ProbeSeconds: s.Probe.Seconds(), BaselineSeconds: s.Baseline.Seconds(),
+		CommitSeconds: s.Commit.Seconds(), CommitBaselineSeconds: s.CommitBaseline.Seconds(),
 		ReplicaLagSeconds: s.ReplicaLag.Seconds(), Blocked: s.Blocked, BackingOffSeconds: s.BackingOff.Seconds(),
 		Backoffs: s.Cuts, LastReason: string(s.LastReason)}
 }

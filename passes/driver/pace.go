@@ -15,4 +15,8 @@ type Pace interface {
 	Blocked(ctx context.Context, db bun.IDB, backend int) (int, error)
 	// ReplicaLag is the largest replication lag, and whether any replica reports one.
 	ReplicaLag(ctx context.Context, db bun.IDB) (time.Duration, bool, error)
+	// CommitProbe writes and commits the least the database lets it, as the workload's
+	// transactions end, so the caller can time the commit's wait (most OLTP waits on its
+	// commits' flushes, which no read sees); false when the database has no such probe.
+	CommitProbe(ctx context.Context, db bun.IDB) (bool, error)
 }

@@ -12,7 +12,8 @@ import (
 // paceBehaviours: the pacing signals a table pass gives an adaptive sweep: its probe
 // (the default one, or the configured probe_query) runs against the database, a probe
 // the database refuses fails startup, and a database without replicas reports no lag;
-// a session waiting on a row lock the sweep's connection holds is counted as blocked.
+// a session waiting on a row lock the sweep's connection holds is counted as blocked;
+// the commit probe runs where the database has one and leaves no row behind.
 func paceBehaviours() []behaviour {
 	return []behaviour{
 		{name: "probe runs, a refused probe fails startup, no replica lag", run: paceProbe},
@@ -22,6 +23,27 @@ func paceBehaviours() []behaviour {
 			}
 			return ""
 		}},
+		{name: "commit probe runs or reports none, and changes no row", run: paceCommitProbe},
+	}
+}
+
+func paceCommitProbe(t *testing.T, db *DB) {
+	ctx := context.Background()
+	a := newAudit(t, db, passes.TimestampNative)
+	a.log(1, auditCutoff, "done")
+	sig := a.table(a.spec()).Signals()
+	for range 3 {
+		if _, err := sig.CommitProbe(ctx); err != nil {
+			t.Fatalf("commit probe: %v", err)
+		}
+	}
+	if n := len(a.ids("audit_log")); n != 1 {
+		t.Errorf("%d rows after three commit probes, want the 1 there was", n)
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if has, err := sig.CommitProbe(cancelled); has && err == nil {
+		t.Error("a commit probe on a cancelled context reported success")
 	}
 }
 

@@ -38,3 +38,7 @@ func (Driver) Blocked(ctx context.Context, db bun.IDB, backend int) (int, error)
 func (Driver) ReplicaLag(context.Context, bun.IDB) (time.Duration, bool, error) {
 	return 0, false, nil
 }
+
+// CommitProbe reports none yet: InnoDB's commit waits (the redo log flush) are not
+// probed on MySQL/MariaDB, which pace on the read probe and the blocked sessions.
+func (Driver) CommitProbe(context.Context, bun.IDB) (bool, error) { return false, nil }

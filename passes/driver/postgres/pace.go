@@ -14,6 +14,16 @@ func (Driver) Blocked(ctx context.Context, db bun.IDB, backend int) (int, error)
 	return n, err
 }
 
+// CommitProbe emits a transactional logical-decoding message: it writes one WAL
+// record and commits, so it waits for the WAL flush as the workload's commits do (at
+// the session's synchronous_commit, the application's own), with no table to own or
+// vacuum and no privilege beyond connecting. A standby, where nothing can be written,
+// fails it.
+func (Driver) CommitProbe(ctx context.Context, db bun.IDB) (bool, error) {
+	_, err := db.ExecContext(ctx, "SELECT pg_logical_emit_message(true, 'retention-probe', '')")
+	return err == nil, err
+}
+
 // ReplicaLag reads pg_stat_replication: the larger of replay_lag and write_lag over the
 // replicas. A role that may not read other sessions' statistics sees the lag NULL, so
 // none.

@@ -10,6 +10,10 @@ import (
 // Blocked is 0: SQLite keeps no view of who waits on whom.
 func (Driver) Blocked(context.Context, bun.IDB, int) (int, error) { return 0, nil }
 
+// CommitProbe reports none: a SQLite writer has the file to itself, so no commit of
+// the sweep delays another's.
+func (Driver) CommitProbe(context.Context, bun.IDB) (bool, error) { return false, nil }
+
 // ReplicaLag reports no replica.
 func (Driver) ReplicaLag(context.Context, bun.IDB) (time.Duration, bool, error) {
 	return 0, false, nil
