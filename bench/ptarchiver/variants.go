@@ -3,9 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"slices"
@@ -13,10 +11,8 @@ import (
 	"time"
 
 	gomysql "github.com/go-sql-driver/mysql"
-	"github.com/sirupsen/logrus"
 
-	"github.com/retentionkit/retention/actors"
-	"github.com/retentionkit/retention/core/clock"
+	"github.com/retentionkit/retention/bench/internal/onesweep"
 	"github.com/retentionkit/retention/passes"
 )
 
@@ -64,17 +60,9 @@ func (c config) boundOf(v variant) time.Duration {
 	return c.bound
 }
 
-// fixedClock reads one instant, so the runtime's cutoff is exactly the benchmark's; its
-// timers are the wall clock's.
-type fixedClock struct{ now time.Time }
-
-func (c *fixedClock) Now() time.Time { return c.now }
-
-func (c *fixedClock) AfterFunc(d time.Duration, f func()) clock.Timer { return time.AfterFunc(d, f) }
-
 // tablePass runs one sweep of a table pass over events, with event_items declared as a
 // child, on an actors.Runtime, through the MySQL driver with its defaults; it is timed
-// from SweepStarted to SweepDone, as bench/drain times it.
+// from SweepStarted to SweepDone, as bench/drain times it (onesweep.Run).
 func tablePass(batch int) func(context.Context, config, string, shape, time.Duration) (outcome, error) {
 	return func(ctx context.Context, c config, dbName string, s shape, bound time.Duration) (outcome, error) {
 		db, err := passes.Open(ctx, "mysql", c.dsnFor(dbName))
@@ -89,57 +77,8 @@ func tablePass(batch int) func(context.Context, config, string, shape, time.Dura
 		if err != nil {
 			return outcome{}, err
 		}
-		retention := time.Hour
-		opts := passes.DefaultOptions()
-		opts.RetentionPeriod, opts.BatchSize, opts.MaxStartupStagger = passes.Retain(retention), batch, 0
-		opts.MaxBatchesPerSweep, opts.BatchTimeout = 1<<30, 0
-		quiet := logrus.New()
-		quiet.SetOutput(io.Discard)
-		started := make(chan time.Time, 1)
-		done := make(chan actors.SweepDone, 1)
-		failed := make(chan error, 1)
-		rt := actors.New(actors.Config{Clock: &fixedClock{now: s.cutoff().Add(retention)}, Logger: quiet,
-			Observers: []actors.Observer{actors.ObserverFunc(func(e actors.Event) error {
-				switch e := e.(type) {
-				case actors.SweepStarted:
-					started <- time.Now()
-				case actors.SweepDone:
-					done <- e
-				case actors.PassFailed:
-					failed <- e.Err
-				}
-				return nil
-			})}})
-		if err := rt.Register(tbl.Registration(opts)); err != nil {
-			return outcome{}, err
-		}
-		if err := rt.Start(ctx); err != nil {
-			return outcome{}, err
-		}
-		defer rt.Stop(ctx)
-		var stop <-chan time.Time
-		if bound > 0 {
-			stop = time.After(bound)
-		}
-		select {
-		case d := <-done:
-			return outcome{elapsed: time.Since(<-started), rows: int64(d.Rows)}, nil
-		case err := <-failed:
-			return outcome{}, err
-		case <-stop:
-			// Stopped by the bound: the runtime cancels the batch under way (its
-			// transaction rolls back), and the rows are counted in the table.
-			end := time.Now()
-			rt.Stop(ctx)
-			select {
-			case at := <-started:
-				return outcome{elapsed: end.Sub(at), rows: -1}, nil
-			default:
-				return outcome{}, errors.New("the sweep had not started when its bound ran out")
-			}
-		case <-ctx.Done():
-			return outcome{}, ctx.Err()
-		}
+		r, err := onesweep.Run(ctx, tbl, batch, s.cutoff(), bound)
+		return outcome{elapsed: r.Elapsed, rows: r.Rows}, err
 	}
 }
 
