@@ -178,6 +178,8 @@ type runResult struct {
 	idleA, idleB window // the A/A pair, before the purge
 	idle         window // both together: the baseline
 	drain        window
+	idleOLTP     window   // idle and drain without the touches: what the rest of the
+	drainOLTP    window   // application, which never waits on a row the purge holds, sees
 	quiet        counters // server counters over the idle windows
 	during       counters // and over the purge
 	keep         keepSet
@@ -193,6 +195,11 @@ func (r runResult) aa() float64 { return ms(r.idleB.quantile(0.99)) / ms(r.idleA
 
 // p99Ratio is the foreground's p99 during the purge over its p99 idle, in the same run.
 func (r runResult) p99Ratio() float64 { return ms(r.drain.quantile(0.99)) / ms(r.idle.quantile(0.99)) }
+
+// oltpRatio is p99Ratio over the transactions that touch no expired row.
+func (r runResult) oltpRatio() float64 {
+	return ms(r.drainOLTP.quantile(0.99)) / ms(r.idleOLTP.quantile(0.99))
+}
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
@@ -254,10 +261,12 @@ func runOnce(ctx context.Context, c config, admin *sql.DB, v variant, s shape) (
 	}
 	txns, tally := load.stop()
 	stopped = true
-	r.idleA = windowOf(txns, idleStart, idleStart.Add(c.idle))
-	r.idleB = windowOf(txns, idleStart.Add(c.idle), idleStart.Add(2*c.idle))
-	r.idle = windowOf(txns, idleStart, idleStart.Add(2*c.idle))
-	r.drain = windowOf(txns, drainStart, drainEnd)
+	r.idleA = windowOf(txns, idleStart, idleStart.Add(c.idle), allTxns)
+	r.idleB = windowOf(txns, idleStart.Add(c.idle), idleStart.Add(2*c.idle), allTxns)
+	r.idle = windowOf(txns, idleStart, idleStart.Add(2*c.idle), allTxns)
+	r.drain = windowOf(txns, drainStart, drainEnd, allTxns)
+	r.idleOLTP = windowOf(txns, idleStart, idleStart.Add(2*c.idle), oltpOnly)
+	r.drainOLTP = windowOf(txns, drainStart, drainEnd, oltpOnly)
 	r.quiet, r.during = c1.minus(c0), c2.minus(c1)
 	if len(r.idle.lats) == 0 || len(r.drain.lats) == 0 {
 		return r, errors.New("the foreground ran no transaction in a window")
