@@ -178,8 +178,8 @@ type runResult struct {
 	idleA, idleB window // the A/A pair, before the purge
 	idle         window // both together: the baseline
 	drain        window
-	idleOLTP     window   // idle and drain without the touches: what the rest of the
-	drainOLTP    window   // application, which never waits on a row the purge holds, sees
+	idleOLTP     window   // idle and drain without the touches (they share the
+	drainOLTP    window   // connections with the touches, so a held touch still delays them)
 	quiet        counters // server counters over the idle windows
 	during       counters // and over the purge
 	keep         keepSet
