@@ -4,13 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"time"
 
-	"github.com/sirupsen/logrus"
 	"github.com/uptrace/bun"
 
-	"github.com/retentionkit/retention/actors"
+	"github.com/retentionkit/retention/bench/internal/onesweep"
 	"github.com/retentionkit/retention/passes"
 )
 
@@ -18,52 +16,17 @@ func auditTable(db *bun.DB, format passes.TimestampFormat) (*passes.Table, error
 	return passes.NewTable(db, "audit-log", passes.TableSpec{Table: "audit_log", Key: "id", Timestamp: "occurred_at", TimestampFormat: format})
 }
 
-// drainWithRuntime runs one sweep of the table pass on a Runtime on the wall clock. It
-// is timed from SweepStarted to SweepDone: the actor system's start and the pass's
-// startup checks happen once per process, not per batch, and the plain loop it is
-// compared with has neither (both do open the pass's connection inside the timing).
+// drainWithRuntime runs one sweep of the table pass on a Runtime on the wall clock,
+// timed from SweepStarted to SweepDone (see onesweep.Run). The runtime computes the
+// cutoff from its clock, which reads the cutoff plus the pass's retention.
 func drainWithRuntime(batch int) func(context.Context, *bun.DB, time.Time) (int64, time.Duration, error) {
 	return func(ctx context.Context, db *bun.DB, cutoff time.Time) (int64, time.Duration, error) {
 		tbl, err := auditTable(db, passes.TimestampNative)
 		if err != nil {
 			return 0, 0, err
 		}
-		// The runtime computes the cutoff from its clock: a clock reading cutoff+retention
-		// at the start of the sweep gives exactly this cutoff.
-		retention := time.Hour
-		clk := &fixedClock{now: cutoff.Add(retention)}
-		opts := passes.DefaultOptions()
-		opts.RetentionPeriod, opts.BatchSize, opts.MaxStartupStagger = passes.Retain(retention), batch, 0
-		opts.MaxBatchesPerSweep, opts.BatchTimeout = 1<<30, 0
-		quiet := logrus.New()
-		quiet.SetOutput(io.Discard)
-		started := make(chan time.Time, 1)
-		done := make(chan actors.SweepDone, 1)
-		failed := make(chan error, 1)
-		rt := actors.New(actors.Config{Clock: clk, Logger: quiet, Observers: []actors.Observer{actors.ObserverFunc(func(e actors.Event) error {
-			switch e := e.(type) {
-			case actors.SweepStarted:
-				started <- time.Now()
-			case actors.SweepDone:
-				done <- e
-			case actors.PassFailed:
-				failed <- e.Err
-			}
-			return nil
-		})}})
-		if err := rt.Register(tbl.Registration(opts)); err != nil {
-			return 0, 0, err
-		}
-		if err := rt.Start(ctx); err != nil {
-			return 0, 0, err
-		}
-		defer rt.Stop(ctx)
-		select {
-		case d := <-done:
-			return int64(d.Rows), time.Since(<-started), nil
-		case err := <-failed:
-			return 0, 0, err
-		}
+		r, err := onesweep.Run(ctx, tbl, batch, cutoff, 0)
+		return r.Rows, r.Elapsed, err
 	}
 }
 

@@ -1,0 +1,90 @@
+// Package onesweep runs one sweep of a table pass on an actors.Runtime the way the
+// benchmarks time it, so bench/drain and bench/ptarchiver measure the runtime alike.
+package onesweep
+
+import (
+	"context"
+	"errors"
+	"io"
+	"time"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/retentionkit/retention/actors"
+	"github.com/retentionkit/retention/core/clock"
+	"github.com/retentionkit/retention/passes"
+)
+
+// FixedClock reads one instant, so the runtime's cutoff is exactly the benchmark's;
+// its timers are the wall clock's.
+type FixedClock struct{ At time.Time }
+
+// Now is the fixed instant.
+func (c *FixedClock) Now() time.Time { return c.At }
+
+// AfterFunc runs f after d of wall time.
+func (c *FixedClock) AfterFunc(d time.Duration, f func()) clock.Timer { return time.AfterFunc(d, f) }
+
+// Result is one sweep as timed.
+type Result struct {
+	// Rows is what SweepDone reported; -1 when the bound stopped the sweep first (count
+	// the table's rows instead).
+	Rows int64
+	// Elapsed runs from SweepStarted to SweepDone, or to the bound: the actor system's
+	// start and the pass's startup checks happen once per process, not per batch.
+	Elapsed time.Duration
+}
+
+// Run registers tbl on a runtime whose clock puts the cutoff at cutoff, with batch
+// rows per batch, no pause (the default), no batch timeout and no bound on the batches
+// of a sweep, and runs its first sweep to the end, or for at most bound (zero: no
+// bound; the runtime then cancels the batch under way, whose transaction rolls back).
+func Run(ctx context.Context, tbl *passes.Table, batch int, cutoff time.Time, bound time.Duration) (Result, error) {
+	retention := time.Hour
+	opts := passes.DefaultOptions()
+	opts.RetentionPeriod, opts.BatchSize, opts.MaxStartupStagger = passes.Retain(retention), batch, 0
+	opts.MaxBatchesPerSweep, opts.BatchTimeout = 1<<30, 0
+	quiet := logrus.New()
+	quiet.SetOutput(io.Discard)
+	started := make(chan time.Time, 1)
+	done := make(chan actors.SweepDone, 1)
+	failed := make(chan error, 1)
+	rt := actors.New(actors.Config{Clock: &FixedClock{At: cutoff.Add(retention)}, Logger: quiet, Observers: []actors.Observer{actors.ObserverFunc(func(e actors.Event) error {
+		switch e := e.(type) {
+		case actors.SweepStarted:
+			started <- time.Now()
+		case actors.SweepDone:
+			done <- e
+		case actors.PassFailed:
+			failed <- e.Err
+		}
+		return nil
+	})}})
+	if err := rt.Register(tbl.Registration(opts)); err != nil {
+		return Result{}, err
+	}
+	if err := rt.Start(ctx); err != nil {
+		return Result{}, err
+	}
+	defer rt.Stop(ctx)
+	var stop <-chan time.Time
+	if bound > 0 {
+		stop = time.After(bound)
+	}
+	select {
+	case d := <-done:
+		return Result{Rows: int64(d.Rows), Elapsed: time.Since(<-started)}, nil
+	case err := <-failed:
+		return Result{}, err
+	case <-stop:
+		end := time.Now()
+		select {
+		case at := <-started:
+			return Result{Rows: -1, Elapsed: end.Sub(at)}, nil
+		default:
+			return Result{}, errors.New("the sweep had not started when its bound ran out")
+		}
+	case <-ctx.Done():
+		return Result{}, ctx.Err()
+	}
+}
