@@ -138,7 +138,11 @@ func (c *deleteCounter) BeforeQuery(ctx context.Context, _ *bun.QueryEvent) cont
 }
 
 func (c *deleteCounter) AfterQuery(_ context.Context, e *bun.QueryEvent) {
-	if strings.Contains(strings.ToUpper(e.Query), "DELETE FROM") && !strings.Contains(e.Query, ledgerPrefix) {
+	// "DELETE FROM" anywhere (a CTE's delete), or a statement that starts with DELETE
+	// (MySQL's join delete, DELETE t FROM (keys) ...).
+	q := strings.ToUpper(e.Query)
+	isDelete := strings.Contains(q, "DELETE FROM") || strings.HasPrefix(strings.TrimSpace(q), "DELETE ")
+	if isDelete && !strings.Contains(e.Query, ledgerPrefix) {
 		c.n.Add(1)
 		if e.Err != nil {
 			c.refused.Add(1)
