@@ -147,7 +147,9 @@ func startAdaptive(t *testing.T, f *paceFixture, ev *paceEvents, maxBatches int)
 // sized by the controller (several sizes, none above BatchSize), the sweep's summary
 // carries the pace, and every expired row is gone.
 func TestAdaptivePassLearnsABaselineAndSizesItsBatches(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		t.Parallel() // each database drains a table of its own
 		const rows = 5000 // several batch sizes on every database, under the race detector too
 		f := newPaceFixture(t, db, rows)
 		ev := &paceEvents{sizes: map[int]int{}}
@@ -195,6 +197,7 @@ func TestAdaptivePassLearnsABaselineAndSizesItsBatches(t *testing.T) {
 // magnitude; the pass backs off (PaceChanged, reason probe, a smaller rate), and
 // recovers on its own once the gate is emptied.
 func TestAdaptivePassBacksOffOnASlowProbeAndRecovers(t *testing.T) {
+	t.Parallel()
 	db := dbtest.Postgres(t)
 	f := newPaceFixture(t, db, 1_000_000)
 	ev := &paceEvents{sizes: map[int]int{}}
@@ -234,6 +237,7 @@ func TestAdaptivePassBacksOffOnASlowProbeAndRecovers(t *testing.T) {
 // TestSetPacingSwitchesAtTheNextSweep: a fixed pass switched to adaptive at run time
 // sweeps adaptively next (a PaceChanged appears); an unknown mode or pass is refused.
 func TestSetPacingSwitchesAtTheNextSweep(t *testing.T) {
+	t.Parallel()
 	db := dbtest.SQLite(t)
 	f := newPaceFixture(t, db, 3000)
 	ev := &paceEvents{sizes: map[int]int{}}

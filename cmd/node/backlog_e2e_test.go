@@ -25,6 +25,7 @@ type figures [3]int64
 // about every two minutes) moves a figure for one round, so the round is read again
 // until all four agree, within a deadline; a reader that counts differently never agrees.
 func TestOneBacklogEverywhere(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "demo.db")
 	seedCtx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -32,9 +33,8 @@ func TestOneBacklogEverywhere(t *testing.T) {
 	if out, err := exec.CommandContext(seedCtx, "go", "run", "../../examples/demo/seed", "-db", db).CombinedOutput(); err != nil {
 		t.Fatalf("seed: %v\n%s", err, out)
 	}
-	t.Setenv("RETENTION_DEMO_DB", db)
-	t.Setenv("RETENTION_DEMO_ADMIN", "127.0.0.1:0")
-	t.Setenv("RETENTION_ADMIN_TOKEN", "")
+	vars := []string{"RETENTION_DEMO_DB=" + db, "RETENTION_DEMO_ADMIN=127.0.0.1:0", "RETENTION_ADMIN_TOKEN="}
+	retention := func(t *testing.T, args ...string) result { t.Helper(); return retentionWith(t, vars, args...) }
 	config := "../../examples/demo/retention.yaml"
 	if r := retention(t, "sweep", "--config", config, "--pass", "audit-log", "--progress", "never"); r.code != 0 {
 		t.Fatalf("sweep: exit %d: %s", r.code, r.stderr)
@@ -44,7 +44,7 @@ func TestOneBacklogEverywhere(t *testing.T) {
 			t.Fatalf("pause %s: exit %d: %s", pass, r.code, r.stderr)
 		}
 	}
-	n := startRun(t, config)
+	n := startRunWith(t, vars, config)
 	addr := n.waitLog(t, "admin endpoint listening", "")["addr"].(string)
 	get := func(p string) (int, string) {
 		resp, err := http.Get("http://" + addr + p)

@@ -56,6 +56,7 @@ func noPanic(t *testing.T, r result) {
 
 // Every bad input of the issue: exit 2, a message naming the pass, the field and the line.
 func TestBadConfigurationsExitTwoNamingTheLine(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, passes.DriverSQLite)
 	head := fmt.Sprintf("database:\n  driver: sqlite\n  dsn: %q\n", e.dsn)
 	pass := "passes:\n  - name: events\n    table: " + e.prefix + "audit_log\n    key: id\n    timestamp: occurred_at\n    timestamp_format: unix\n"
@@ -110,6 +111,7 @@ func TestBadConfigurationsExitTwoNamingTheLine(t *testing.T) {
 }
 
 func TestUnknownLogFormatExitsTwo(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, passes.DriverSQLite)
 	r := retention(t, "validate", "--config", e.config("", ""), "--log-format", "xml")
 	if r.code != 2 || !strings.Contains(r.stderr, "--log-format") || !strings.Contains(r.stderr, `"xml"`) {
@@ -121,6 +123,7 @@ func TestUnknownLogFormatExitsTwo(t *testing.T) {
 }
 
 func TestValidateNeverCreatesTheSQLiteFile(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "app.db")
 	r := retention(t, "validate", "--config", writeConfig(t, fmt.Sprintf("database:\n  driver: sqlite\n  dsn: %q\npasses: []\n", path)))
 	noPanic(t, r)
@@ -134,6 +137,7 @@ func TestValidateNeverCreatesTheSQLiteFile(t *testing.T) {
 
 // Before: "unable to open database file: out of memory (14)".
 func TestAMissingSQLiteDirectoryIsNamed(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "no-such-dir")
 	path := writeConfig(t, fmt.Sprintf("database:\n  driver: sqlite\n  dsn: %q\npasses: []\n", filepath.Join(dir, "app.db")))
 	for _, cmd := range []string{"validate", "migrate", "run"} {
@@ -148,6 +152,7 @@ func TestAMissingSQLiteDirectoryIsNamed(t *testing.T) {
 // Before: the space case panicked printing the password; ?password= and key=value
 // passwords were printed in clear.
 func TestNoDSNFormShowsItsPassword(t *testing.T) {
+	t.Parallel()
 	for _, dsn := range []string{
 		"postgres://app:hunter2 secret@127.0.0.1:1/app?sslmode=disable",
 		"postgres://app:hunter2#secret@127.0.0.1:1/app?sslmode=disable",
@@ -168,6 +173,7 @@ func TestNoDSNFormShowsItsPassword(t *testing.T) {
 // Before: ${VAR} was replaced in the raw text, so " #" in the value began a YAML
 // comment and the DSN was cut short.
 func TestAVariableWithAHashSurvives(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, passes.DriverSQLite)
 	link := filepath.Join(t.TempDir(), "data #1")
 	if err := os.Symlink(e.dir, link); err != nil {
@@ -189,6 +195,7 @@ func TestAVariableWithAHashSurvives(t *testing.T) {
 // every sweep would fail its parents: validate refuses it, exit 2, naming the pass, the
 // child table and the column.
 func TestSetNullOnANotNullForeignKeyExitsTwo(t *testing.T) {
+	t.Parallel()
 	eachDriver(t, func(t *testing.T, e *env) {
 		path := e.config("", "")
 		e.edit(path, "on_delete: block", "on_delete: set_null")

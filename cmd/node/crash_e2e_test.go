@@ -21,6 +21,7 @@ const undercountBound = 10 * 50
 // started again closes it as Failed/abandoned once the dead node's heartbeat is stale,
 // keeping those counts.
 func TestSIGKILLLeavesARunThatRecoveryCloses(t *testing.T) {
+	t.Parallel()
 	eachDriver(t, func(t *testing.T, e *env) {
 		ctx := context.Background()
 		e.seed(6000)
@@ -118,6 +119,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // authentication accepts and ignores it): the node logs the failure with its text, the
 // password masked.
 func TestObserverFailuresLogTheErrorTextWithoutThePassword(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, passes.DriverPostgres)
 	e.seed(10)
 	path := e.config("    sweep_interval: 24h", "")

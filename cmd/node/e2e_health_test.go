@@ -23,6 +23,7 @@ import (
 // 503 naming the pass and why) and keeps retrying; once the table is back it sweeps
 // again and the node is ready.
 func TestATableThatDisappearsIsConfigurationDrift(t *testing.T) {
+	t.Parallel()
 	eachDriver(t, func(t *testing.T, e *env) {
 		e.seed(200)
 		path := e.config("    sweep_interval: 24h", "")
@@ -154,6 +155,7 @@ func readyzOf(t *testing.T, get func(string) (int, string)) (int, readyBody) {
 // stays 200 until node.ready_after_failures (2 here) sweeps failed in a row, then
 // answers 503 naming the pass, reason failing_sweeps; one good sweep makes it 200 again.
 func TestReadyzDegradesAfterNFailedSweepsAndRecovers(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, passes.DriverPostgres)
 	e.seed(100)
 	e.exec("CREATE TABLE " + e.prefix + "pace (s FLOAT NOT NULL)")
@@ -275,6 +277,7 @@ func emittedMetrics(t *testing.T) []documentedMetric {
 // the settings gauges say the pass's settings; the build info and the Go and process
 // collectors are there.
 func TestEveryMetricExistsAtZeroFromStart(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, passes.DriverSQLite)
 	e.seed(20)
 	path := e.config("    max_startup_stagger: 1h\n    sweep_interval: 2h", "")
@@ -351,6 +354,7 @@ func TestEveryMetricExistsAtZeroFromStart(t *testing.T) {
 // sweep could delete are none, so the oldest-deletable age reads 0, while the held rows
 // are counted, and their age (past the retention) shows on their own gauge.
 func TestHeldRowsMoveTheHeldGaugeNotTheOldestDeletableAge(t *testing.T) {
+	t.Parallel()
 	eachDriver(t, func(t *testing.T, e *env) {
 		e.seed(200)
 		held := e.count("state = 'done' AND id % 50 = 1")

@@ -13,6 +13,7 @@ import (
 )
 
 func TestRunTriggerAndAdmin(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, passes.DriverSQLite)
 	e.seed(300)
 	path := e.config("    sweep_interval: 24h", "")
@@ -71,6 +72,7 @@ func TestRunTriggerAndAdmin(t *testing.T) {
 }
 
 func TestSIGTERMMidDrainLeavesNoPartialBatch(t *testing.T) {
+	t.Parallel()
 	eachDriver(t, func(t *testing.T, e *env) {
 		e.seed(3000)
 		before := e.count("1 = 1")
@@ -97,6 +99,7 @@ func TestSIGTERMMidDrainLeavesNoPartialBatch(t *testing.T) {
 }
 
 func TestAdminTokenGuardsMutations(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, passes.DriverSQLite)
 	path := e.config("    sweep_interval: 24h", "")
 	e.edit(path, "node:\n", "node:\n  admin: 127.0.0.1:0\n  admin_token: s3cret\n")
@@ -130,6 +133,7 @@ func TestAdminTokenGuardsMutations(t *testing.T) {
 // could wait, with a grace period as long: only the second signal's cancellation lets the
 // node exit.
 func TestASecondSignalCancelsAtOnce(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, passes.DriverPostgres)
 	e.seed(10)
 	path := e.config("    where: \"pg_sleep(600) IS NOT NULL\"", "")
@@ -139,8 +143,9 @@ func TestASecondSignalCancelsAtOnce(t *testing.T) {
 	// "sweep started" comes before the batch reaches the server; a signal in between
 	// would find nothing in flight. The server itself waits (up to 7.5 s, under the
 	// driver's read timeout) until the batch's statement runs.
+	// The statement is this test's own by its table's prefix: other tests run beside it.
 	e.exec(`DO $$ BEGIN FOR i IN 1..150 LOOP
-		EXIT WHEN EXISTS (SELECT 1 FROM pg_stat_activity WHERE state = 'active' AND datname = current_database() AND pid <> pg_backend_pid() AND query LIKE '%pg_sleep(600)%');
+		EXIT WHEN EXISTS (SELECT 1 FROM pg_stat_activity WHERE state = 'active' AND datname = current_database() AND pid <> pg_backend_pid() AND query LIKE '%` + e.prefix + `audit_log%pg_sleep(600)%');
 		PERFORM pg_sleep(0.05);
 		PERFORM pg_stat_clear_snapshot(); -- a transaction sees one snapshot otherwise
 	END LOOP; END $$`)

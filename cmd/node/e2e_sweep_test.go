@@ -12,6 +12,7 @@ import (
 )
 
 func TestDryRunThenDrain(t *testing.T) {
+	t.Parallel()
 	eachDriver(t, func(t *testing.T, e *env) {
 		e.seed(1000)
 		path := e.config("", "")
@@ -49,6 +50,7 @@ func TestDryRunThenDrain(t *testing.T) {
 }
 
 func TestSweepProgressBars(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, passes.DriverSQLite)
 	e.seed(500)
 	r := retention(t, "sweep", "--config", e.config("", ""), "--progress", "always")
@@ -61,6 +63,7 @@ func TestSweepProgressBars(t *testing.T) {
 }
 
 func TestStatusShowsTheLastRunAndBacklog(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, passes.DriverSQLite)
 	e.seed(200)
 	path := e.config("", "")
@@ -83,6 +86,7 @@ func TestStatusShowsTheLastRunAndBacklog(t *testing.T) {
 // --drain-retry, exits 1 naming how many are left and why. Once they are released a drain
 // deletes them and exits 0.
 func TestDrainExitsOneWhileLockedRowsRemain(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, passes.DriverPostgres)
 	e.seed(1000)
 	path := e.config("", "")
@@ -120,6 +124,7 @@ func TestDrainExitsOneWhileLockedRowsRemain(t *testing.T) {
 // TestASweepWhoseBatchesTimeOutExitsOne makes every batch outlast batch_timeout: the
 // sweep, drained or not, deleted nothing and must not exit 0.
 func TestASweepWhoseBatchesTimeOutExitsOne(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, passes.DriverPostgres)
 	e.seed(100)
 	before := e.count("1 = 1")

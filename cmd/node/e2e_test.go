@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -48,9 +49,17 @@ type result struct {
 
 func retention(t *testing.T, args ...string) result {
 	t.Helper()
+	return retentionWith(t, nil, args...)
+}
+
+// retentionWith runs the binary with vars added to the test's environment (what
+// t.Setenv would do, which a parallel test may not).
+func retentionWith(t *testing.T, vars []string, args ...string) result {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, binary, args...)
+	cmd.Env = append(os.Environ(), vars...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -62,6 +71,9 @@ func retention(t *testing.T, args ...string) result {
 	}
 	return result{code, out.String(), errb.String()}
 }
+
+// envSeq numbers the envs of this test binary (see newEnv's prefix).
+var envSeq atomic.Int64
 
 // env is a database with an audit table and a config file pointing at it.
 type env struct {
@@ -75,7 +87,10 @@ type env struct {
 
 func newEnv(t *testing.T, driver string) *env {
 	t.Helper()
-	e := &env{t: t, driver: driver, dir: t.TempDir(), prefix: fmt.Sprintf("e%d_", time.Now().UnixNano()%1_000_000_000)}
+	// The prefix keeps the tables of tests running side by side on one server apart: the
+	// sequence within this process, the clock across runs and packages.
+	prefix := fmt.Sprintf("e%d_%d_", time.Now().UnixNano()%1_000_000_000, envSeq.Add(1))
+	e := &env{t: t, driver: driver, dir: t.TempDir(), prefix: prefix}
 	switch driver {
 	case passes.DriverSQLite:
 		e.dsn = filepath.Join(e.dir, "app.db")
@@ -191,9 +206,15 @@ func (e *env) edit(path, old, new string) {
 	}
 }
 
+// eachDriver runs f on SQLite and on PostgreSQL side by side: each subtest has its own
+// database or table prefix, so they share nothing but the server.
 func eachDriver(t *testing.T, f func(t *testing.T, e *env)) {
-	t.Run("sqlite", func(t *testing.T) { f(t, newEnv(t, passes.DriverSQLite)) })
-	t.Run("postgres", func(t *testing.T) { f(t, newEnv(t, passes.DriverPostgres)) })
+	for _, driver := range []string{passes.DriverSQLite, passes.DriverPostgres} {
+		t.Run(driver, func(t *testing.T) {
+			t.Parallel()
+			f(t, newEnv(t, driver))
+		})
+	}
 }
 
 // node is a running `retention run` whose JSON log lines can be waited for.
@@ -204,7 +225,14 @@ type runningNode struct {
 
 func startRun(t *testing.T, path string) *runningNode {
 	t.Helper()
+	return startRunWith(t, nil, path)
+}
+
+// startRunWith starts `retention run` with vars added to the test's environment.
+func startRunWith(t *testing.T, vars []string, path string) *runningNode {
+	t.Helper()
 	cmd := exec.Command(binary, "run", "--config", path, "--log-format", "json")
+	cmd.Env = append(os.Environ(), vars...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

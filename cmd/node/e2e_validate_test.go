@@ -17,6 +17,7 @@ import (
 )
 
 func TestValidateRefusesBadConfigs(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, passes.DriverSQLite)
 	tests := []struct {
 		name, passExtra, top, want string
@@ -54,6 +55,7 @@ func TestValidateRefusesBadConfigs(t *testing.T) {
 }
 
 func TestADSNPasswordNeverShows(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "retention.yaml")
 	body := "database:\n  driver: postgres\n  dsn: \"postgres://app:hunter2secret@127.0.0.1:1/app?sslmode=disable\"\npasses: []\n"
@@ -77,6 +79,7 @@ func TestADSNPasswordNeverShows(t *testing.T) {
 // pass's table under an ACCESS EXCLUSIVE lock: the checks time out and are retried (a
 // log line says so) instead of exiting 2; once the lock goes, validate exits 0.
 func TestValidateWaitsOutALockedTable(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, passes.DriverPostgres)
 	path := e.config("", "")
 	ctx := context.Background()

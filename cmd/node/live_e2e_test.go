@@ -44,6 +44,7 @@ func passField(t *testing.T, get func(string) (int, string), field string) any {
 // the running node's next sweep uses, a shorter interval ends its 24-hour wait, bad
 // values exit 2 naming the key and store nothing, and unset returns to the file's value.
 func TestSettingsSetChangesARunningNode(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, passes.DriverSQLite)
 	e.seed(300)
 	path := e.config("    sweep_interval: 24h", "")
@@ -105,6 +106,7 @@ func TestSettingsSetChangesARunningNode(t *testing.T) {
 // pass (without cluster mode each runs every pass); `retention pause` holds both after
 // their batch in flight, through later polls, and `retention resume` lets both go on.
 func TestPauseAndResumeActOnEveryNode(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, passes.DriverPostgres)
 	e.seed(3000)
 	path := e.config("    batch_delay: 500ms\n    max_batches_per_sweep: 100000", "")

@@ -25,6 +25,7 @@ func ledgerLines(t *testing.T, stderr string) []map[string]any {
 // TestCreatingTheLedgerSaysSoInOneLine: the sweep that creates the ledger in a user's
 // database logs one line naming every table it created; the next sweep logs none.
 func TestCreatingTheLedgerSaysSoInOneLine(t *testing.T) {
+	t.Parallel()
 	eachDriver(t, func(t *testing.T, e *env) {
 		e.seed(20)
 		path := e.config("", "")

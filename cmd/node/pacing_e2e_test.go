@@ -13,6 +13,7 @@ import (
 // to 2 x 50 rows per sweep clears the backlog in one unbounded sweep, logs its pacing
 // summary, and status shows the pass as adaptive within its bounds.
 func TestDrainUnderAdaptivePacingIsOneSweep(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, passes.DriverSQLite)
 	e.seed(3000)
 	cfg := e.config("    pacing: adaptive\n    max_batches_per_sweep: 2\n", "")

@@ -65,6 +65,7 @@ func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''
 // leaves stale copies of them and is itself overwritten), and each bar must end at the
 // rows the pass deleted.
 func TestALogLineDuringAProgressBarLeavesTheBarIntact(t *testing.T) {
+	t.Parallel()
 	tmux := tmuxOrSkip(t)
 	_, path := progressEnv(t, "fast")
 	sock := filepath.Join(t.TempDir(), "tmux.sock")
@@ -117,6 +118,7 @@ func TestALogLineDuringAProgressBarLeavesTheBarIntact(t *testing.T) {
 // frame is whole lines, none cut short even with a long pass name, and the last frame
 // shows every pass at the rows it deleted.
 func TestProgressOnAPipeIsWholeLines(t *testing.T) {
+	t.Parallel()
 	name := "fast-pass-with-a-name-long-enough-to-fill-a-line"
 	_, path := progressEnv(t, name)
 	r := retention(t, "sweep", "--config", path, "--progress", "always")

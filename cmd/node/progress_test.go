@@ -12,6 +12,7 @@ import (
 // TestTheFinalBarReachesTheRowsDeleted feeds a bar batches that add up to more, or fewer,
 // rows than its dry-run estimate: the last frame shows what was deleted, out of as many.
 func TestTheFinalBarReachesTheRowsDeleted(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		estimate int64

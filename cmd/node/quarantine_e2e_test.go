@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/retentionkit/retention/passes"
 )
 
 // TestQuarantineEndToEnd: a row an unlisted table references is counted in one held-row
@@ -15,6 +13,7 @@ import (
 // counted by `status`, and leaves quarantine on the attempt after its reference is
 // removed, which deletes it. `quarantine release` takes a row out by key.
 func TestQuarantineEndToEnd(t *testing.T) {
+	t.Parallel()
 	eachDriver(t, func(t *testing.T, e *env) {
 		p := e.prefix
 		e.exec(`CREATE TABLE ` + p + `invoice (id BIGINT PRIMARY KEY, audit_log_id BIGINT NOT NULL REFERENCES ` + p + `audit_log (id))`)
@@ -41,8 +40,10 @@ func TestQuarantineEndToEnd(t *testing.T) {
 		if warnings != 1 || !strings.Contains(first.stderr, "held=1") || strings.Contains(first.stderr+second.stderr, "row skipped") {
 			t.Fatalf("%d held-row summaries over two sweeps, want 1 counting 1 row and no per-row warning:\n%s\n---\n%s", warnings, first.stderr, second.stderr)
 		}
-		pg := e.driver == passes.DriverPostgres
-		if pg && !strings.Contains(first.stderr, "on "+p+"invoice: 1") {
+		// Whether the summary can name the referencing table is the driver's: it names it
+		// when the database's own refusal of that delete does.
+		named := e.culpritTable("DELETE FROM "+p+"audit_log WHERE id = 3") != ""
+		if named && !strings.Contains(first.stderr, "on "+p+"invoice: 1") {
 			t.Fatalf("the summary does not name the referencing table:\n%s", first.stderr)
 		}
 		if !strings.Contains(second.stderr, "1 rows in quarantine for pass audit-log") {
@@ -53,7 +54,7 @@ func TestQuarantineEndToEnd(t *testing.T) {
 		}
 
 		list := retention(t, "quarantine", "list", "--config", path)
-		if list.code != 0 || !strings.Contains(list.stdout, "audit-log") || !strings.Contains(list.stdout, "[3]") || (pg && !strings.Contains(list.stdout, p+"invoice")) {
+		if list.code != 0 || !strings.Contains(list.stdout, "audit-log") || !strings.Contains(list.stdout, "[3]") || (named && !strings.Contains(list.stdout, p+"invoice")) {
 			t.Fatalf("quarantine list: exit %d:\n%s%s", list.code, list.stdout, list.stderr)
 		}
 		if got := statusQuarantined(t, path); got != "1" {

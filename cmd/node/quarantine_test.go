@@ -6,6 +6,7 @@ import (
 )
 
 func TestReleaseKeys(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		arg     string
 		want    []string

@@ -17,6 +17,7 @@ import (
 // contended, not drained), and logs one summary of the held rows per sweep with their
 // count by cause instead of a warning per row; the next sweep ends held too.
 func TestUnlistedReferenceHeldNotContended(t *testing.T) {
+	t.Parallel()
 	eachDriver(t, func(t *testing.T, e *env) {
 		p := e.prefix
 		e.exec(`CREATE TABLE ` + p + `export_job (id BIGINT PRIMARY KEY, audit_id BIGINT NOT NULL REFERENCES ` + p + `audit_log (id))`)
@@ -115,4 +116,25 @@ func (e *env) referenceConstraint(to, from string) string {
 	}
 	e.t.Fatalf("the catalog lists no reference from %s to %s among %+v", from, to, refs)
 	return ""
+}
+
+// culpritTable runs del, a delete the database must refuse, in a transaction it rolls
+// back, and returns the table the driver reads from the refusal ("" when the database
+// names none), so a test expects a name exactly where the driver can give one.
+func (e *env) culpritTable(del string) string {
+	e.t.Helper()
+	d, err := passes.DriverFor(e.db)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	tx, err := e.db.BeginTx(context.Background(), nil)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	if _, err = tx.ExecContext(context.Background(), del); err == nil {
+		e.t.Fatalf("%s was not refused", del)
+	}
+	_, table := d.Culprit(err)
+	return table
 }

@@ -57,6 +57,7 @@ func TestStartupChecksOnALockedTableGiveUpAsDatabaseUnavailable(t *testing.T) {
 
 // TestAMissingTableAtStartupIsAConfigurationErrorAtOnce: nothing to retry.
 func TestAMissingTableAtStartupIsAConfigurationErrorAtOnce(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, passes.DriverPostgres)
 	path := e.config("", "")
 	e.edit(path, "table: "+e.prefix+"audit_log", "table: "+e.prefix+"no_such_table")

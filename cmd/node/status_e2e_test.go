@@ -17,6 +17,7 @@ import (
 // runs, status lists it and trigger stays quiet. Times print in RFC 3339 in the local
 // zone, here one with a half-hour offset.
 func TestStatusNamesTheLiveNodesAndTriggerWarnsWithoutOne(t *testing.T) {
+	t.Parallel()
 	eachDriver(t, func(t *testing.T, e *env) {
 		e.seed(100)
 		path := e.config("    sweep_interval: 24h", "")
@@ -94,6 +95,7 @@ func requireRFC3339InKolkata(t *testing.T, out string) {
 // TestJSONLogsOfTheNodeGiveDurationsInSeconds reads a sweep's JSON log line: its
 // duration is a number of seconds, not of nanoseconds.
 func TestJSONLogsOfTheNodeGiveDurationsInSeconds(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, passes.DriverSQLite)
 	e.seed(200)
 	r := retention(t, "sweep", "--config", e.config("", ""), "--log-format", "json", "--progress", "never")

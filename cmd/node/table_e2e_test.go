@@ -11,6 +11,7 @@ import (
 // parentheses or is not a condition over the table is refused by validate (exit 2,
 // nothing deleted), and a filter listing null sweeps instead of panicking.
 func TestTableDeclarationsEndToEnd(t *testing.T) {
+	t.Parallel()
 	eachDriver(t, func(t *testing.T, e *env) {
 		e.seed(200)
 		before := e.count("1 = 1")

@@ -50,6 +50,7 @@ func readGoVersionM(t *testing.T, path string) goVersionM {
 
 // Both spellings print what the toolchain recorded in the binary.
 func TestVersionPrintsTheBuildInfo(t *testing.T) {
+	t.Parallel()
 	want := readGoVersionM(t, binary)
 	cmd := retention(t, "version")
 	flag := retention(t, "--version")
@@ -75,13 +76,15 @@ func TestVersionPrintsTheBuildInfo(t *testing.T) {
 }
 
 func TestVersionTakesNoArguments(t *testing.T) {
+	t.Parallel()
 	if r := retention(t, "version", "extra"); r.code != 2 {
 		t.Fatalf("version extra: exit %d, want 2 (%s)", r.code, r.stderr)
 	}
 }
 
 // `make build` stamps a version and the revision even where the toolchain stamps
-// nothing (here forced with -buildvcs=false, as go run and trees without .git do).
+// nothing (here forced with -buildvcs=false, as go run and trees without .git do). The
+// test runs its binary target, the part of build that stamps.
 func TestMakeBuildStampsTheVersion(t *testing.T) {
 	t.Parallel()
 	for _, tool := range []string{"make", "git"} {
@@ -100,10 +103,10 @@ func TestMakeBuildStampsTheVersion(t *testing.T) {
 	}
 	top := git("rev-parse", "--show-toplevel")
 	bin := filepath.Join(t.TempDir(), "retention")
-	mk := exec.CommandContext(ctx, "make", "-s", "-C", top, "build", "BIN="+bin)
+	mk := exec.CommandContext(ctx, "make", "-s", "-C", top, "binary", "BIN="+bin)
 	mk.Env = append(os.Environ(), "GOFLAGS=-buildvcs=false")
 	if out, err := mk.CombinedOutput(); err != nil {
-		t.Fatalf("make build: %v\n%s", err, out)
+		t.Fatalf("make binary: %v\n%s", err, out)
 	}
 	want := "revision: " + git("rev-parse", "HEAD")
 	if git("status", "--porcelain") != "" {

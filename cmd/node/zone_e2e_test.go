@@ -14,6 +14,7 @@ import (
 // and both lines to choose from, and the sweep deletes nothing; with timestamp_zone set
 // the sweep deletes only the expired rows.
 func TestNaiveTimestampOnNonUTCServerExits2(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, passes.DriverPostgres)
 	e.exec(`CREATE TABLE ` + e.prefix + `local_log (id BIGINT PRIMARY KEY, at TIMESTAMP NOT NULL)`)
 	e.exec(`CREATE INDEX ` + e.prefix + `local_log_at ON ` + e.prefix + `local_log (at, id)`)

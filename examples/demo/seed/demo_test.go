@@ -21,6 +21,7 @@ import (
 // part of the story the guide announces: the second run must show it all again, not a
 // drained database.
 func TestMakeRunTellsItsStoryEveryTime(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("make"); err != nil {
 		t.Skip("make is not installed")
 	}

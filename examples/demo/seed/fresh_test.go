@@ -28,6 +28,7 @@ func count(t *testing.T, path, q string) int {
 }
 
 func TestReseedReplacesADrainedDemoCopy(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "demo.db")
 	if err := reseed(ctx, path, 2000, time.Now().UTC()); err != nil {
@@ -67,6 +68,7 @@ func TestReseedReplacesADrainedDemoCopy(t *testing.T) {
 }
 
 func TestReseedLeavesAnyOtherFileAlone(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	other := filepath.Join(dir, "app.db")
@@ -93,6 +95,7 @@ func TestReseedLeavesAnyOtherFileAlone(t *testing.T) {
 }
 
 func TestSeedRefusesWhileANodeListens(t *testing.T) {
+	t.Parallel()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -108,6 +111,7 @@ func TestSeedRefusesWhileANodeListens(t *testing.T) {
 }
 
 func TestGuideNamesTheAddressAndTheDatabase(t *testing.T) {
+	t.Parallel()
 	var b strings.Builder
 	g := guide{DB: "/tmp/it's here/demo.db", Rows: 200000, Took: time.Second, Admin: "127.0.0.1:1234", Config: "examples/demo/retention.yaml"}
 	if err := g.print(&b); err != nil {
