@@ -55,8 +55,11 @@ run-mysql:
 # Every test, with the race detector, against SQLite and a real PostgreSQL
 # (TEST_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/test). Verbose output is
 # filtered down to failures, skips (so a skipped database shows) and package results.
+# Four test binaries at once (-p 4, not one per core): most packages spend their time
+# waiting on a database, a browser or a child process, so two at a time left the cores
+# idle; tests that share nothing call t.Parallel for the same reason.
 test:
-	$(GO) test -race -count=1 -v ./... 2>&1 | grep -Ev '^\s*(=== (RUN|PAUSE|CONT|NAME)|--- PASS)' 
+	$(GO) test -race -count=1 -p 4 -v ./... 2>&1 | grep -Ev '^\s*(=== (RUN|PAUSE|CONT|NAME)|--- PASS)' 
 
 # The fault suite (docs/reliability.md): a PostgreSQL cluster of its own on a free port,
 # the node binary under faults. Needs root and PostgreSQL's server packages, as in CI.

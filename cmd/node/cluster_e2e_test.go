@@ -32,6 +32,8 @@ func freeAddr(t *testing.T) string {
 	return addr
 }
 
+// The cluster tests do not run in parallel: the sweep lock they take or see is the
+// audit-log pass's, one per database, which every other test's pass is also called.
 func TestClusterModeRefusesSQLite(t *testing.T) {
 	e := newEnv(t, passes.DriverSQLite)
 	r := retention(t, "run", "--config", e.config("", clusterSection("127.0.0.1:2379", "")))

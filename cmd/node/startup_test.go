@@ -17,7 +17,8 @@ import (
 // TestStartupChecksOnALockedTableGiveUpAsDatabaseUnavailable holds the pass's table under
 // an ACCESS EXCLUSIVE lock for longer than the retry bound: the checks time out round
 // after round, and the node gives up with "database unavailable" (exit 1), not a
-// configuration error (exit 2).
+// configuration error (exit 2). Not parallel: its rounds are counted against a deadline,
+// which a crowded machine stretches.
 func TestStartupChecksOnALockedTableGiveUpAsDatabaseUnavailable(t *testing.T) {
 	e := newEnv(t, passes.DriverPostgres)
 	ctx := context.Background()
