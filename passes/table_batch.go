@@ -305,14 +305,23 @@ func (t *Table) deleteLocked(ctx context.Context, tx bun.IDB, keys [][]any) erro
 			return err
 		}
 	}
-	if t.drv.LocksByKey() {
-		// A join from the batch's keys, read first (STRAIGHT_JOIN), so each row is found
-		// by key equality: InnoDB locks every row a DELETE's plan scans, and for an IN
-		// list over a few rows of a small table its optimizer picks a full scan, which
-		// waits on rows other transactions hold. One statement a batch, not one a key.
-		return deleteJoined(ctx, tx, t.spec.Table, t.key, keys)
+	return t.deleteByKey(ctx, tx, t.spec.Table, t.key, keys)
+}
+
+// deleteByKey deletes table's rows whose cols equal one of keys (rows this transaction
+// already locked) in one statement, which the driver shapes (Batch.DeleteKeys).
+func (t *Table) deleteByKey(ctx context.Context, tx bun.IDB, table string, cols []string, keys [][]any) error {
+	qcols := make([]schema.QueryAppender, len(cols))
+	for i, c := range cols {
+		qcols[i] = qualified(table, c)
 	}
-	_, err := tx.NewDelete().TableExpr("?", ident(t.spec.Table)).Where("? IN (?)", tuple("", t.key), keyList(keys)).Exec(ctx)
+	_, err := tx.ExecContext(ctx, t.drv.DeleteKeys(tx, driver.DeleteKeys{
+		Table:   ident(table),
+		Columns: qcols,
+		Match:   tuple("", cols),
+		Keys:    keys,
+		In:      keyList(keys),
+	}))
 	return err
 }
 
@@ -329,8 +338,8 @@ func keyEquals(cols []string, key []any) schema.QueryAppender {
 
 // handleChild deletes c's rows under keys, or clears their reference (set_null).
 func (t *Table) handleChild(ctx context.Context, tx bun.IDB, c *childNode, keys [][]any) error {
-	if t.drv.LocksByKey() && c.parent == nil && c.onDelete() == OnDeleteDelete {
-		if err := deleteJoined(ctx, tx, c.spec.Table, c.foreignKey(), keys); err != nil {
+	if c.parent == nil && c.onDelete() == OnDeleteDelete {
+		if err := t.deleteByKey(ctx, tx, c.spec.Table, c.foreignKey(), keys); err != nil {
 			return fmt.Errorf("child table %s: %w", c.spec.Table, err)
 		}
 		return nil
@@ -465,42 +474,4 @@ func scanCandidates(rows *sql.Rows, lay *tableLayout) ([]candidate, error) {
 		out = append(out, c)
 	}
 	return out, rows.Err()
-}
-
-// keysTable is a derived table of keys, columns k0..kn-1.
-func keysTable(n int, keys [][]any) schema.QueryAppender {
-	var parts []string
-	var args []any
-	for i, k := range keys {
-		var sel []string
-		for j := 0; j < n; j++ {
-			if i == 0 {
-				sel = append(sel, fmt.Sprintf("? AS k%d", j))
-			} else {
-				sel = append(sel, "?")
-			}
-			args = append(args, k[j])
-		}
-		parts = append(parts, "SELECT "+strings.Join(sel, ", "))
-	}
-	return bun.SafeQuery(strings.Join(parts, " UNION ALL "), args...)
-}
-
-// keyJoinOn is table.cols[j] = k.kj for every column.
-func keyJoinOn(table string, cols []string) schema.QueryAppender {
-	var parts []string
-	var args []any
-	for j, c := range cols {
-		parts = append(parts, fmt.Sprintf("?.? = rtn_batch_keys.k%d", j))
-		args = append(args, ident(table), bun.Ident(c))
-	}
-	return bun.SafeQuery(strings.Join(parts, " AND "), args...)
-}
-
-// deleteJoined deletes table's rows whose cols equal one of keys, by a join from a
-// derived table of the keys read first, so every row is reached by an index lookup.
-func deleteJoined(ctx context.Context, tx bun.IDB, table string, cols []string, keys [][]any) error {
-	_, err := tx.NewRaw("DELETE ? FROM (?) AS rtn_batch_keys STRAIGHT_JOIN ? ON ?",
-		ident(table), keysTable(len(cols), keys), ident(table), keyJoinOn(table, cols)).Exec(ctx)
-	return err
 }

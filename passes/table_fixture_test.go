@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"slices"
 	"testing"
 	"time"
 
@@ -86,17 +85,6 @@ func (f *fixture) ts(at time.Time) any {
 
 func (f *fixture) log(id int, at time.Time, state string) {
 	f.exec("INSERT INTO {p}audit_log (id, occurred_at, state) VALUES (?, ?, ?)", id, f.ts(at), state)
-}
-
-// ids returns the ids of a table, sorted.
-func (f *fixture) ids(table string) []int64 {
-	f.t.Helper()
-	var ids []int64
-	if err := f.db.NewSelect().TableExpr(f.p+table).Column("id").Scan(context.Background(), &ids); err != nil {
-		f.t.Fatalf("ids of %s: %v", table, err)
-	}
-	slices.Sort(ids)
-	return ids
 }
 
 // spec is the config example's declaration of the audit pass.

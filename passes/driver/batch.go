@@ -33,6 +33,29 @@ type Batch interface {
 	// statement and returns their keys and timestamps; ordered reports whether the rows
 	// come back in (timestamp, key) order, so the cursor may take the last one.
 	DeleteNext(db bun.IDB, d DeleteNext) (query string, ordered bool)
+	// DeleteKeys is the one statement that deletes the rows of d.Table whose columns
+	// d.Columns equal one of d.Keys, in the transaction that already locked them: a
+	// batch's own rows (after their children), and a direct child's rows under the
+	// batch's keys. The reference shape is an IN list of the keys; a LocksByKey driver
+	// may use another one so every row is found by key equality and no other row is
+	// locked.
+	DeleteKeys(db bun.IDB, d DeleteKeys) string
+}
+
+// DeleteKeys is what a driver needs to shape the delete of a transaction's locked rows
+// by key.
+type DeleteKeys struct {
+	// Table is the table the rows are deleted from.
+	Table schema.QueryAppender
+	// Columns are the columns compared with the keys, each qualified by Table, in the
+	// keys' order; Match is the same columns unqualified, as one value (the column
+	// itself, or the row value (a, b)).
+	Columns []schema.QueryAppender
+	Match   schema.QueryAppender
+	// Keys are the keys, one value per column each; there is at least one. In writes
+	// them as the list an IN compares Match with.
+	Keys [][]any
+	In   schema.QueryAppender
 }
 
 // DeleteNext is what a driver needs to shape a batch's one-statement delete.

@@ -40,3 +40,8 @@ func (d Driver) DeleteNext(db bun.IDB, n driver.DeleteNext) (string, bool) {
 // (PostgreSQL takes no gap or next-key locks),
 // so a batch without children stays one statement.
 func (Driver) LocksByKey() bool { return false }
+
+// DeleteKeys deletes the locked rows by an IN list of their keys.
+func (Driver) DeleteKeys(db bun.IDB, d driver.DeleteKeys) string {
+	return db.NewDelete().TableExpr("?", d.Table).Where("? IN (?)", d.Match, d.In).String()
+}

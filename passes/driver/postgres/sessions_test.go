@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -74,27 +75,38 @@ func TestSweepSessionSettings(t *testing.T) {
 	}
 }
 
-// TestStatementTimeoutWithoutChildren: a pass without children deletes in one statement
-// outside an explicit transaction; the statement timeout on its session still holds.
-func TestStatementTimeoutWithoutChildren(t *testing.T) {
-	db, fixture := sessionTable(t, 1)
-	spec := fixture.Spec()
-	spec.Where = "pg_sleep(0.5) IS NOT NULL" // trusted SQL: a slow predicate
-	spec.StatementTimeout = 50 * time.Millisecond
-	tbl, err := passes.NewTable(db.DB, "events", spec)
-	if err != nil {
-		t.Fatal(err)
+// TestStatementTimeout: the statement timeout on the sweep's session holds for a pass
+// without children, which deletes in one statement outside an explicit transaction, and
+// for one with children, whose batch is one transaction.
+func TestStatementTimeout(t *testing.T) {
+	for _, children := range []bool{false, true} {
+		t.Run(fmt.Sprintf("children %v", children), func(t *testing.T) {
+			db, fixture := sessionTable(t, 1)
+			spec := fixture.Spec()
+			if children {
+				if _, err := db.DB.ExecContext(context.Background(), "CREATE TABLE events_child (id BIGINT PRIMARY KEY, events_id BIGINT REFERENCES events (id))"); err != nil {
+					t.Fatal(err)
+				}
+				spec.Children = []passes.ChildSpec{{Table: "events_child", ForeignKey: "events_id"}}
+			}
+			spec.Where = "pg_sleep(0.5) IS NOT NULL" // trusted SQL: a slow predicate
+			spec.StatementTimeout = 50 * time.Millisecond
+			tbl, err := passes.NewTable(db.DB, "events", spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := tbl.Factory()(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.(passes.Closer).Close()
+			_, err = p.PurgeBatch(context.Background(), 10, sessionCutoff)
+			if err == nil || !strings.Contains(err.Error(), "57014") && !strings.Contains(err.Error(), "statement timeout") {
+				t.Fatalf("PurgeBatch = %v, want the statement timeout", err)
+			}
+			fixture.RequireCount(t, 1)
+		})
 	}
-	p, err := tbl.Factory()(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.(passes.Closer).Close()
-	_, err = p.PurgeBatch(context.Background(), 10, sessionCutoff)
-	if err == nil || !strings.Contains(err.Error(), "57014") && !strings.Contains(err.Error(), "statement timeout") {
-		t.Fatalf("PurgeBatch = %v, want the statement timeout", err)
-	}
-	fixture.RequireCount(t, 1)
 }
 
 // TestCancelledBatchCancelsItsStatement: when a batch's context ends, the statement

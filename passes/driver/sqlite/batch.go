@@ -27,3 +27,9 @@ func (Driver) DeleteNext(db bun.IDB, n driver.DeleteNext) (string, bool) {
 // LocksByKey is false: SQLite has no row locks to take over a range, so a batch
 // without children stays one statement.
 func (Driver) LocksByKey() bool { return false }
+
+// DeleteKeys deletes the rows by an IN list of their keys; the transaction's write lock
+// already covers them.
+func (Driver) DeleteKeys(db bun.IDB, d driver.DeleteKeys) string {
+	return db.NewDelete().TableExpr("?", d.Table).Where("? IN (?)", d.Match, d.In).String()
+}
