@@ -31,7 +31,6 @@ var env struct {
 // names another (it must match the test user's rt_mysql_* grant).
 const mysqlDatabase = "rt_mysql_multinode"
 
-
 func TestMain(m *testing.M) { os.Exit(runSuite(m)) }
 
 func runSuite(m *testing.M) int {
