@@ -16,7 +16,9 @@ import (
 // every batch must run under its pass's advisory lock (one key per pass, whichever
 // member runs it) and a cluster-wide slot; pg_locks must never show a key granted
 // twice; and the keep-set must be exact at the end.
-func TestEveryPassOnExactlyOneMember(t *testing.T) { onDatabases(t, true, testEveryPassOnExactlyOneMember) }
+func TestEveryPassOnExactlyOneMember(t *testing.T) {
+	onDatabases(t, true, testEveryPassOnExactlyOneMember)
+}
 
 func testEveryPassOnExactlyOneMember(t *testing.T) {
 	expired := []int{100_000, 140_000, 180_000, 220_000, 260_000, 300_000}
