@@ -5,6 +5,7 @@ package multinode
 import (
 	"context"
 	"database/sql"
+	"slices"
 	"testing"
 	"time"
 
@@ -22,7 +23,7 @@ import (
 // without locks, and once a keep-set row; then the two alternate. The log must count
 // six batches (one per DELETE, however many rows each), three without either lock,
 // one wrongly deleted row and four switches, and name the members from their users
-// and connection ids.
+// and connection ids; a second process of n1 (probe-c) must be a member of its own.
 func TestHarnessRecordsBatchesAndLocksMariaDB(t *testing.T) {
 	need(t)
 	t.Run("mariadb", func(t *testing.T) {
@@ -81,20 +82,27 @@ func TestHarnessRecordsBatchesAndLocksMariaDB(t *testing.T) {
 		exec(a, `DELETE FROM probe WHERE id BETWEEN 11 AND 13 AND state = 'done'`)
 		exec(b, `DELETE FROM probe WHERE id BETWEEN 14 AND 16 AND state = 'done'`)
 		exec(a, `DELETE FROM probe WHERE id BETWEEN 17 AND 19 AND state = 'done'`)
+		// n1 again, as a new process: a new member on the same user, whose batches must
+		// not be taken for probe-a's, nor probe-a's for its.
+		c := conn(member("n1", "probe-c"))
+		exec(c, `DELETE FROM probe WHERE id BETWEEN 21 AND 22 AND state = 'done'`)
 		f, err := db.Locks(ctx, harness.DefaultLockClasses)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if f.Batches != 6 || f.WithoutPassLock != 3 || f.WithoutSlot != 3 || f.MaxSlots != 1 || f.PassKeys["probe"] != 1 ||
-			len(f.Apps["probe"]) != 2 || f.Apps["probe"][0] != harness.AppName("probe-a") || f.Apps["probe"][1] != harness.AppName("probe-b") {
-			t.Errorf("lock figures %+v, want 6 batches, 3 without either lock, 1 slot at most, 1 pass key, members probe-a and probe-b", f)
+		if f.Batches != 7 || f.WithoutPassLock != 4 || f.WithoutSlot != 4 || f.MaxSlots != 1 || f.PassKeys["probe"] != 1 ||
+			!slices.Equal(f.Apps["probe"], []string{harness.AppName("probe-a"), harness.AppName("probe-b"), harness.AppName("probe-c")}) {
+			t.Errorf("lock figures %+v, want 7 batches, 4 without either lock, 1 slot at most, 1 pass key, members probe-a, probe-b and probe-c", f)
+		}
+		if n, err := db.BatchesBy(ctx, "probe", harness.AppName("probe-a"), time.Time{}); err != nil || n != 3 {
+			t.Errorf("probe-a's batches: %d (%v), want 3", n, err)
 		}
 		k, err := db.Keep(ctx, "probe")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if k.Wrongly != 1 || k.Left == 0 || k.Gone != 17 {
-			t.Errorf("keep figures %s, want 17 deleted, 1 wrongly and some left", k)
+		if k.Wrongly != 1 || k.Left == 0 || k.Gone != 18 {
+			t.Errorf("keep figures %s, want 18 deleted, 1 wrongly and some left", k)
 		}
 		o, err := db.Interleavings(ctx)
 		if err != nil {

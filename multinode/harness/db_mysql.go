@@ -40,8 +40,9 @@ import (
 //     from its user and connection id, as "retention:<member>", the application_name the
 //     same member has on PostgreSQL.
 //   - A member's slots live on connections of their own: the trigger counts a slot as
-//     the member's when its holder (IS_USED_LOCK) is a connection of the same user in
-//     the process list (the table owner has PROCESS, and the trigger runs as it).
+//     the member's when its holder (IS_USED_LOCK) is a connection of the same user and
+//     the same process (mn_members) in the process list (the table owner has PROCESS,
+//     and the trigger runs as it).
 
 // MemberUserPrefix starts the MySQL user of each node: rt_mn_n1 for node n1.
 const MemberUserPrefix = "rt_mn_"
@@ -258,7 +259,9 @@ BEGIN
 				WHERE IS_USED_LOCK(name) = CONNECTION_ID()), ''), '}'),
 			concat('{', coalesce((SELECT group_concat(l.label ORDER BY l.label) FROM mn_locknames l
 				JOIN information_schema.PROCESSLIST p ON p.ID = IS_USED_LOCK(l.name)
-				WHERE p.USER = substring_index(USER(), '@', 1)), ''), '}'),
+				WHERE p.USER = substring_index(USER(), '@', 1)
+				  AND (SELECT max(g.gen) FROM mn_members g WHERE g.usr = p.USER AND g.from_conn < p.ID)
+				  <=> (SELECT max(g.gen) FROM mn_members g WHERE g.usr = p.USER AND g.from_conn < CONNECTION_ID())), ''), '}'),
 			concat('{', coalesce((SELECT group_concat(concat('"', k, '":', c)) FROM (
 				SELECT class_key AS k, count(*) AS c FROM mn_locknames WHERE IS_USED_LOCK(name) IS NOT NULL GROUP BY class_key) s), ''), '}');
 		IF {slow} > 0 THEN
