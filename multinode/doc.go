@@ -12,7 +12,7 @@
 // The scenarios run only with their build tag and never under the race detector:
 // protoactor's cluster races inside itself at the version the project pins.
 //
-//	go test -tags multinode -count=1 -v -timeout 15m ./multinode/
+//	go test -tags multinode -count=1 -v -timeout 25m ./multinode/
 //
 // They need etcd (Debian's etcd-server, /usr/bin/etcd or ETCD_BIN) and PostgreSQL
 // (TEST_DATABASE_URL); the mariadb subtests need TEST_MYSQL_URL and the node users
