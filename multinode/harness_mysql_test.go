@@ -82,6 +82,16 @@ func TestHarnessRecordsBatchesAndLocksMariaDB(t *testing.T) {
 		exec(a, `DELETE FROM probe WHERE id BETWEEN 11 AND 13 AND state = 'done'`)
 		exec(b, `DELETE FROM probe WHERE id BETWEEN 14 AND 16 AND state = 'done'`)
 		exec(a, `DELETE FROM probe WHERE id BETWEEN 17 AND 19 AND state = 'done'`)
+		// A connection of probe-a's process opened last and closed before n1 starts again:
+		// its id is above every open one's, and its batch is still probe-a's.
+		late, err := sql.Open("mysql", db.NodeDSN("n1"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := late.ExecContext(ctx, `DELETE FROM probe WHERE id BETWEEN 23 AND 26 AND state = 'done'`); err != nil {
+			t.Fatal(err)
+		}
+		late.Close()
 		// n1 again, as a new process: a new member on the same user, whose batches must
 		// not be taken for probe-a's, nor probe-a's for its.
 		c := conn(member("n1", "probe-c"))
@@ -90,19 +100,19 @@ func TestHarnessRecordsBatchesAndLocksMariaDB(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if f.Batches != 7 || f.WithoutPassLock != 4 || f.WithoutSlot != 4 || f.MaxSlots != 1 || f.PassKeys["probe"] != 1 ||
+		if f.Batches != 8 || f.WithoutPassLock != 5 || f.WithoutSlot != 4 || f.MaxSlots != 1 || f.PassKeys["probe"] != 1 ||
 			!slices.Equal(f.Apps["probe"], []string{harness.AppName("probe-a"), harness.AppName("probe-b"), harness.AppName("probe-c")}) {
-			t.Errorf("lock figures %+v, want 7 batches, 4 without either lock, 1 slot at most, 1 pass key, members probe-a, probe-b and probe-c", f)
+			t.Errorf("lock figures %+v, want 8 batches, 5 without the pass lock, 4 without a slot, 1 slot at most, 1 pass key, members probe-a, probe-b and probe-c", f)
 		}
-		if n, err := db.BatchesBy(ctx, "probe", harness.AppName("probe-a"), time.Time{}); err != nil || n != 3 {
-			t.Errorf("probe-a's batches: %d (%v), want 3", n, err)
+		if n, err := db.BatchesBy(ctx, "probe", harness.AppName("probe-a"), time.Time{}); err != nil || n != 4 {
+			t.Errorf("probe-a's batches: %d (%v), want 4", n, err)
 		}
 		k, err := db.Keep(ctx, "probe")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if k.Wrongly != 1 || k.Left == 0 || k.Gone != 18 {
-			t.Errorf("keep figures %s, want 18 deleted, 1 wrongly and some left", k)
+		if k.Wrongly != 1 || k.Left == 0 || k.Gone != 22 {
+			t.Errorf("keep figures %s, want 22 deleted, 1 wrongly and some left", k)
 		}
 		o, err := db.Interleavings(ctx)
 		if err != nil {

@@ -34,8 +34,9 @@ import (
 //   - Members are told apart by the MySQL user: each node (n1, n2, ...) connects as
 //     rt_mn_<node>, whom the CI script creates (docs/cluster.md). A node restarted under
 //     its name is a new member with the same user; mn_members records, for every
-//     process the fleet starts, the highest connection id on the server just before it
-//     starts (every connection of the new process gets a larger one; ids only grow) and,
+//     process the fleet starts, the id of a connection opened just before it starts
+//     (every connection of the new process gets a larger one, every connection of an
+//     earlier process had a smaller one: ids only grow) and,
 //     once the node tells it, the member id. The view mn_batches names a batch's member
 //     from its user and connection id, as "retention:<member>", the application_name the
 //     same member has on PostgreSQL.
@@ -120,15 +121,28 @@ func (d *DB) NodeDSN(name string) string {
 	return node.FormatDSN()
 }
 
-// Starting records that node name is about to start a new process: on MySQL, the
-// highest connection id so far, above which the process's connections will be. It
+// Starting records that node name is about to start a new process: on MySQL, the id
+// of a connection opened now, above which the process's connections will be. It
 // returns the process's generation, for Joined.
 func (d *DB) Starting(ctx context.Context, name string) (int64, error) {
 	if !d.MySQL {
 		return 0, nil
 	}
+	// A brand new connection's id: every connection made before it has a smaller one,
+	// every one after a larger. (The process list's highest id would not do: a closed
+	// connection of the previous process may have had a higher one.)
+	fresh, err := sql.Open("mysql", d.DSN)
+	if err != nil {
+		return 0, err
+	}
+	var mark int64
+	err = fresh.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&mark)
+	fresh.Close()
+	if err != nil {
+		return 0, fmt.Errorf("record %s's start: %w", name, err)
+	}
 	res, err := d.ExecContext(ctx, `INSERT INTO mn_members (usr, from_conn, started, node)
-		SELECT ?, (SELECT max(ID) FROM information_schema.PROCESSLIST), UTC_TIMESTAMP(6), ?`, MemberUserPrefix+name, name)
+		VALUES (?, ?, UTC_TIMESTAMP(6), ?)`, MemberUserPrefix+name, mark, name)
 	if err != nil {
 		return 0, fmt.Errorf("record %s's start: %w", name, err)
 	}
