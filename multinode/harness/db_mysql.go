@@ -353,13 +353,14 @@ func (d *DB) sessionsMySQL(ctx context.Context, app string) (sessions, locks int
 
 // sampleQueryMySQL is sampleQuery on MySQL. GET_LOCK grants a name to one session by
 // construction, so the most holders of one name is 1 while any is held; slots and
-// pass locks are the known names IS_USED_LOCK names a holder for; waits and DELETEs
-// are the nodes' statements running in the process list.
+// pass locks are the known names IS_USED_LOCK names a holder for; waits (the MySQL
+// driver's WaitSessionLock, the only GET_LOCK with a year's timeout) and DELETEs are the
+// nodes' statements running in the process list.
 const sampleQueryMySQL = `SELECT
 	(SELECT count(*) > 0 FROM mn_locknames WHERE IS_USED_LOCK(name) IS NOT NULL),
 	(SELECT count(*) FROM mn_locknames WHERE class_key = concat($1, ':2') AND IS_USED_LOCK(name) IS NOT NULL),
 	(SELECT count(*) FROM mn_locknames WHERE class_key = concat($2, ':2') AND IS_USED_LOCK(name) IS NOT NULL),
-	(SELECT count(*) FROM information_schema.PROCESSLIST WHERE USER LIKE 'rt\_mn\_%' AND COMMAND = 'Query' AND INFO LIKE '%GET\_LOCK(%'),
+	(SELECT count(*) FROM information_schema.PROCESSLIST WHERE USER LIKE 'rt\_mn\_%' AND COMMAND = 'Query' AND INFO LIKE '%GET\_LOCK(%, 31536000)%'),
 	(SELECT count(*) FROM information_schema.PROCESSLIST WHERE USER LIKE 'rt\_mn\_%' AND COMMAND = 'Query' AND DB = DATABASE()
 		AND INFO LIKE '%DELETE%FROM%')`
 
