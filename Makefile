@@ -71,7 +71,7 @@ chaos:
 # SIGSTOP, SIGTERM and etcd outages. No -race: protoactor's cluster races inside itself
 # at the pinned version, so the race detector would fail every run for the library's sake.
 multinode:
-	$(GO) test -tags multinode -count=1 -v -timeout 15m ./multinode/
+	$(GO) test -tags multinode -count=1 -v -timeout 25m ./multinode/
 
 # The in-process cluster suite (node/cluster, and node.Open in cluster mode), build tag
 # cluster: members on protoactor's in-memory provider in one process. No -race:

@@ -30,7 +30,9 @@ var failoverCluster = harness.ClusterOptions{MaxConcurrentDeletes: 6, NodeMaxCon
 // and slots must go, its runs left InProgress must be closed as abandoned by the
 // survivors, nothing may be deleted twice or wrongly, and the survivors must drain
 // everything and exit 0.
-func TestKill9MidDrain(t *testing.T) {
+func TestKill9MidDrain(t *testing.T) { onDatabases(t, true, testKill9MidDrain) }
+
+func testKill9MidDrain(t *testing.T) {
 	s := newScenario(t, failoverTables(), failoverCluster, failoverPasses)
 	sampler := harness.StartSampler(s.db, harness.DefaultLockClasses)
 	defer sampler.Stop()

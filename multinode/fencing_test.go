@@ -21,7 +21,9 @@ const pauseFor = 8 * time.Second
 // (exit 3) and, restarted by the test as its process manager, rejoin; its sessions
 // keep their locks while frozen, so nothing is deleted twice: no two sessions delete
 // from one table at once and the ledger counts each row once.
-func TestPausedMemberFencesItself(t *testing.T) {
+func TestPausedMemberFencesItself(t *testing.T) { onDatabases(t, true, testPausedMemberFencesItself) }
+
+func testPausedMemberFencesItself(t *testing.T) {
 	s := newScenario(t, failoverTables(), failoverCluster, failoverPasses)
 	s.start(3)
 	s.deleting()

@@ -15,12 +15,16 @@ import (
 var figures struct {
 	mu   sync.Mutex
 	rows []string
+	on   string // the database the figures come from, when not PostgreSQL
 }
 
 // report records one measured figure of a scenario.
 func report(scenario, what string, ds ...time.Duration) {
 	figures.mu.Lock()
 	defer figures.mu.Unlock()
+	if figures.on != "" {
+		scenario += " (" + figures.on + ")"
+	}
 	line := fmt.Sprintf("| %s | %s |", scenario, what)
 	if len(ds) > 0 {
 		ds = slices.Clone(ds)

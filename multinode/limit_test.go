@@ -15,7 +15,9 @@ import (
 // pg_stat_activity, sampled throughout, and the slots granted at every batch must
 // never exceed two; every batch must hold a slot; the limit must be reached (else the
 // sampling proves nothing); and the keep-set must be exact.
-func TestClusterWideLimit(t *testing.T) {
+func TestClusterWideLimit(t *testing.T) { onDatabases(t, true, testClusterWideLimit) }
+
+func testClusterWideLimit(t *testing.T) {
 	const limit = 2
 	s := newScenario(t, tables("limited", 20, func(int) int { return rowsFor(6_000) }, 0.02),
 		harness.ClusterOptions{MaxConcurrentDeletes: limit, NodeMaxConcurrentDeletes: 4},

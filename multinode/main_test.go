@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -21,7 +22,14 @@ var env struct {
 	etcd    string
 	dsn     string
 	missing string // why the suite cannot run here ("" when it can)
+	// mysql is the MariaDB (or MySQL) DSN of the suite's database there, and
+	// mysqlMissing why the MariaDB runs cannot run ("" when they can).
+	mysql, mysqlMissing string
 }
+
+// mysqlDatabase is the database the MariaDB runs use, unless MULTINODE_MYSQL_DATABASE
+// names another (it must match the test user's rt_mysql_* grant).
+const mysqlDatabase = "rt_mysql_multinode"
 
 func TestMain(m *testing.M) { os.Exit(runSuite(m)) }
 
@@ -44,6 +52,7 @@ func runSuite(m *testing.M) int {
 			db.Close()
 		}
 	}
+	checkMySQL()
 	if env.missing == "" {
 		dir, err := os.MkdirTemp("", "retention-multinode")
 		if err != nil {
@@ -61,6 +70,66 @@ func runSuite(m *testing.M) int {
 	code := m.Run()
 	printFigures(os.Stdout)
 	return code
+}
+
+// checkMySQL sets env.mysql from TEST_MYSQL_URL (go-sql-driver's form, naming the
+// server; the suite's database is mysqlDatabase) and checks the server answers and
+// the node users (rt_mn_n1 ...) exist; else env.mysqlMissing says why not.
+func checkMySQL() {
+	server := os.Getenv("TEST_MYSQL_URL")
+	if server == "" {
+		env.mysqlMissing = "TEST_MYSQL_URL is not set"
+		return
+	}
+	name := os.Getenv("MULTINODE_MYSQL_DATABASE")
+	if name == "" {
+		name = mysqlDatabase
+	}
+	dsn, err := harness.WithDatabase(server, name)
+	if err != nil {
+		env.mysqlMissing = err.Error()
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	db, err := harness.OpenDB(ctx, dsn)
+	if err != nil {
+		env.mysqlMissing = fmt.Sprintf("MariaDB unreachable: %v", err)
+		return
+	}
+	defer db.Close()
+	if err := db.CheckNodeUsers(ctx, 3); err != nil {
+		env.mysqlMissing = err.Error()
+		return
+	}
+	env.mysql = dsn
+}
+
+// onDatabases runs f as the subtest postgres and, with mysqlToo, again as mariadb;
+// dsnOf tells f's scenario which database it is on.
+func onDatabases(t *testing.T, mysqlToo bool, f func(t *testing.T)) {
+	t.Run("postgres", f)
+	if mysqlToo {
+		setFiguresOn("mariadb")
+		defer setFiguresOn("")
+		t.Run("mariadb", f)
+	}
+}
+
+// dsnOf is the database t runs on: MariaDB's for a subtest named mariadb, else
+// PostgreSQL's. It skips (or under CI=true fails) a MariaDB run that cannot run here.
+func dsnOf(t *testing.T) string {
+	t.Helper()
+	if !strings.HasSuffix(t.Name(), "/mariadb") {
+		return env.dsn
+	}
+	if env.mysqlMissing != "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI=true and %s", env.mysqlMissing)
+		}
+		t.Skipf("SKIPPED: %s", env.mysqlMissing)
+	}
+	return env.mysql
 }
 
 // need skips the scenario loudly when the suite cannot run here, and fails it under
@@ -99,4 +168,12 @@ func artifacts(t *testing.T) string {
 		_ = os.RemoveAll(dir)
 	})
 	return dir
+}
+
+// setFiguresOn marks the figures reported from now on as measured on db ("" for
+// PostgreSQL, the suite's first database). The scenarios run one at a time.
+func setFiguresOn(db string) {
+	figures.mu.Lock()
+	defer figures.mu.Unlock()
+	figures.on = db
 }

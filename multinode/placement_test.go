@@ -17,6 +17,10 @@ import (
 // member runs it) and a cluster-wide slot; pg_locks must never show a key granted
 // twice; and the keep-set must be exact at the end.
 func TestEveryPassOnExactlyOneMember(t *testing.T) {
+	onDatabases(t, true, testEveryPassOnExactlyOneMember)
+}
+
+func testEveryPassOnExactlyOneMember(t *testing.T) {
 	expired := []int{100_000, 140_000, 180_000, 220_000, 260_000, 300_000}
 	s := newScenario(t, tables("backlog", 6, func(i int) int { return rowsFor(expired[i-1]) }, 0),
 		harness.ClusterOptions{MaxConcurrentDeletes: 3, NodeMaxConcurrentDeletes: 3},

@@ -37,7 +37,8 @@ func newScenario(t *testing.T, tables []harness.Table, c harness.ClusterOptions,
 	need(t)
 	dir := artifacts(t)
 	ctx := context.Background()
-	db, err := harness.OpenDB(ctx, env.dsn)
+	dsn := dsnOf(t)
+	db, err := harness.OpenDB(ctx, dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,11 +61,18 @@ func newScenario(t *testing.T, tables []harness.Table, c harness.ClusterOptions,
 	}
 	t.Cleanup(func() { _ = etcd.Stop() })
 	if c.Name == "" {
-		c.Name = "mn-" + strings.ToLower(strings.TrimPrefix(t.Name(), "Test"))
+		c.Name = "mn-" + strings.ReplaceAll(strings.ToLower(strings.TrimPrefix(t.Name(), "Test")), "/", "-")
 	}
-	fleet, err := harness.NewFleet(env.bin, dir, etcd, harness.ConfigYAML(env.dsn, etcd.Endpoint(), c, passes.String()))
+	fleet, err := harness.NewFleet(env.bin, dir, etcd, harness.ConfigYAMLFor(db.Driver(), dsn, etcd.Endpoint(), c, passes.String()))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if db.MySQL {
+		// Each node its own MySQL user, the batch log's way of telling members apart.
+		fleet.ConfigFor = func(name string) string {
+			return harness.ConfigYAMLFor(db.Driver(), db.NodeDSN(name), etcd.Endpoint(), c, passes.String())
+		}
+		fleet.Book = db
 	}
 	s := &scenario{t: t, ctx: ctx, db: db, etcd: etcd, fleet: fleet, tables: tables, prefix: harness.EtcdPrefix(c.Name)}
 	t.Cleanup(func() {

@@ -52,7 +52,7 @@ func (d *DB) Keep(ctx context.Context, table string) (KeepFigures, error) {
 	k.Kept = q(`SELECT count(*) FROM mn_keep k JOIN {t} t ON t.id = k.id WHERE k.tbl = $1`)
 	k.Wrongly = q(`SELECT count(*) FROM mn_keep k WHERE k.tbl = $1 AND NOT EXISTS (SELECT 1 FROM {t} t WHERE t.id = k.id)`)
 	k.Left = q(`SELECT count(*) FROM {t} t WHERE NOT EXISTS (SELECT 1 FROM mn_keep k WHERE k.tbl = $1 AND k.id = t.id)`)
-	k.Gone = q(`SELECT coalesce(sum(rows), 0) FROM mn_batches WHERE tbl = $1`)
+	k.Gone = q(`SELECT coalesce(sum(nrows), 0) FROM mn_batches WHERE tbl = $1`)
 	return k, err
 }
 
@@ -86,7 +86,7 @@ const MaxMoveSwitches = 3
 // without any overlap. (Every batch holding its pass's one lock, see Locks, is the
 // proof of exclusivity; this is what a broken lock would look like from outside.)
 func (d *DB) Interleavings(ctx context.Context) ([]Interleaving, error) {
-	rows, err := d.QueryContext(ctx, `WITH seq AS (
+	rows, err := d.query(ctx, `WITH seq AS (
 			SELECT tbl, app, lag(app) OVER (PARTITION BY tbl ORDER BY at, id) AS prev FROM mn_batches)
 		SELECT tbl, least(app, prev), greatest(app, prev), count(*) FROM seq
 		WHERE prev IS NOT NULL AND prev <> app
@@ -136,7 +136,7 @@ func (d *DB) Locks(ctx context.Context, c LockClasses) (LockFigures, error) {
 // of theirs that ended after the kill without a slot counts in WithoutSlotAfterDeath.
 func (d *DB) LocksAfterDeaths(ctx context.Context, c LockClasses, deaths map[string]time.Time) (LockFigures, error) {
 	f := LockFigures{PassKeys: map[string]int{}, Apps: map[string][]string{}}
-	rows, err := d.QueryContext(ctx, `SELECT tbl, app, at, held, member_locks, db_locks FROM mn_batches`)
+	rows, err := d.query(ctx, `SELECT tbl, app, at, held, member_locks, db_locks FROM mn_batches`)
 	if err != nil {
 		return f, err
 	}
@@ -206,7 +206,11 @@ func (d *DB) IdentityApps(ctx context.Context, c LockClasses, table string, iden
 	out := map[string][]string{}
 	for _, id := range identities {
 		key := fmt.Sprintf("%d:%d:2", c.Pass, uint32(passes.LockKey(id)))
-		rows, err := d.QueryContext(ctx, `SELECT DISTINCT app FROM mn_batches WHERE tbl = $1 AND $2 = ANY(held) ORDER BY 1`, table, key)
+		q := `SELECT DISTINCT app FROM mn_batches WHERE tbl = $1 AND $2 = ANY(held) ORDER BY 1`
+		if d.MySQL {
+			q = `SELECT DISTINCT app FROM mn_batches WHERE tbl = $1 AND FIND_IN_SET($2, SUBSTRING(held, 2, CHAR_LENGTH(held) - 2)) > 0 ORDER BY 1`
+		}
+		rows, err := d.query(ctx, q, table, key)
 		if err != nil {
 			return nil, err
 		}
@@ -229,7 +233,12 @@ func (d *DB) IdentityApps(ctx context.Context, c LockClasses, table string, iden
 // LastBatchApp is, per table, the application name of the last batch committed before
 // t.
 func (d *DB) LastBatchApp(ctx context.Context, before time.Time) (map[string]string, error) {
-	rows, err := d.QueryContext(ctx, `SELECT DISTINCT ON (tbl) tbl, app FROM mn_batches WHERE at < $1 ORDER BY tbl, at DESC`, before)
+	q := `SELECT DISTINCT ON (tbl) tbl, app FROM mn_batches WHERE at < $1 ORDER BY tbl, at DESC`
+	if d.MySQL {
+		q = `SELECT tbl, app FROM (SELECT tbl, app, row_number() OVER (PARTITION BY tbl ORDER BY at DESC, id DESC) AS r
+			FROM mn_batches WHERE at < $1) s WHERE r = 1`
+	}
+	rows, err := d.query(ctx, q, before)
 	if err != nil {
 		return nil, err
 	}
@@ -248,7 +257,7 @@ func (d *DB) LastBatchApp(ctx context.Context, before time.Time) (map[string]str
 // FirstBatchAfter is when the first batch on table committed after t by a session
 // whose application name is not app; ok is false while there is none.
 func (d *DB) FirstBatchAfter(ctx context.Context, table string, after time.Time, notApp string) (at time.Time, by string, ok bool, err error) {
-	rows, err := d.QueryContext(ctx, `SELECT at, app FROM mn_batches WHERE tbl = $1 AND at > $2 AND app <> $3 ORDER BY at LIMIT 1`, table, after, notApp)
+	rows, err := d.query(ctx, `SELECT at, app FROM mn_batches WHERE tbl = $1 AND at > $2 AND app <> $3 ORDER BY at LIMIT 1`, table, after, notApp)
 	if err != nil {
 		return at, "", false, err
 	}
@@ -278,6 +287,9 @@ type RunOverlap struct {
 // member that died ends, for this check, when it died: deaths maps member ids to that
 // time (a killed member cannot close its runs; recovery closes them later).
 func (d *DB) LedgerOverlaps(ctx context.Context, deaths map[string]time.Time) ([]RunOverlap, error) {
+	if d.MySQL {
+		return d.ledgerOverlapsMySQL(ctx, deaths)
+	}
 	var values []string
 	for member, at := range deaths {
 		values = append(values, fmt.Sprintf("('%s', '%s'::timestamptz)", strings.ReplaceAll(member, "'", "''"), at.UTC().Format(time.RFC3339Nano)))
@@ -286,13 +298,18 @@ func (d *DB) LedgerOverlaps(ctx context.Context, deaths map[string]time.Time) ([
 	if len(values) > 0 {
 		deathsSQL = "SELECT * FROM (VALUES " + strings.Join(values, ", ") + ") v (node, at)"
 	}
-	rows, err := d.QueryContext(ctx, `WITH deaths AS (`+deathsSQL+`),
+	return d.scanOverlaps(ctx, `WITH deaths AS (`+deathsSQL+`),
 		r AS (SELECT m.id, m.name, coalesce(m.node_id, '') AS node, m.start_time AS a,
 		             CASE WHEN x.at IS NULL THEN coalesce(m.end_time, now()) ELSE least(coalesce(m.end_time, x.at), x.at) END AS b
 		      FROM retention_metadata m LEFT JOIN deaths x ON x.node = m.node_id
 		      WHERE m.rows_deleted > 0 OR m.batches > 0)
 		SELECT x.name, x.id, y.id, x.node, y.node FROM r x JOIN r y ON x.name = y.name AND x.id < y.id
 		WHERE x.a < y.b AND y.a < x.b ORDER BY x.name, x.id`)
+}
+
+// scanOverlaps runs LedgerOverlaps' query q.
+func (d *DB) scanOverlaps(ctx context.Context, q string) ([]RunOverlap, error) {
+	rows, err := d.QueryContext(ctx, q)
 	if err != nil {
 		return nil, err
 	}
@@ -311,6 +328,9 @@ func (d *DB) LedgerOverlaps(ctx context.Context, deaths map[string]time.Time) ([
 // LedgerRows is the rows the ledger recorded deleted by runs named name or a drain
 // helper of it (name#k).
 func (d *DB) LedgerRows(ctx context.Context, name string) (int64, error) {
+	if d.MySQL {
+		return d.Count(ctx, `SELECT coalesce(sum(rows_deleted), 0) FROM retention_metadata WHERE name = $1 OR name LIKE CONCAT($1, '#%')`, name)
+	}
 	return d.Count(ctx, `SELECT coalesce(sum(rows_deleted), 0) FROM retention_metadata WHERE name = $1 OR name LIKE $1 || '#%'`, name)
 }
 
@@ -335,8 +355,13 @@ func (f DrainFigures) Rate() float64 {
 // Drain reads table's drain figures from the batch log.
 func (d *DB) Drain(ctx context.Context, table string) (DrainFigures, error) {
 	var f DrainFigures
-	err := d.QueryRowContext(ctx, `SELECT coalesce(sum(rows), 0), count(*), count(DISTINCT (pid, backend_start)),
-		coalesce(min(at), now()), coalesce(max(at), now()) FROM mn_batches WHERE tbl = $1`, table).
+	q := `SELECT coalesce(sum(nrows), 0), count(*), count(DISTINCT (pid, backend_start)),
+		coalesce(min(at), now()), coalesce(max(at), now()) FROM mn_batches WHERE tbl = $1`
+	if d.MySQL {
+		q = `SELECT coalesce(sum(nrows), 0), count(*), count(DISTINCT pid, backend_start),
+		coalesce(min(at), UTC_TIMESTAMP(6)), coalesce(max(at), UTC_TIMESTAMP(6)) FROM mn_batches WHERE tbl = $1`
+	}
+	err := d.queryRow(ctx, q, table).
 		Scan(&f.Rows, &f.Batches, &f.Sessions, &f.First, &f.Last)
 	return f, err
 }

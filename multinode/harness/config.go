@@ -69,6 +69,11 @@ func PassYAML(table string, o PassOptions) string {
 // ConfigYAML is a whole node configuration in cluster mode: the database, an admin
 // endpoint on a free port, the cluster section on etcd, and the passes.
 func ConfigYAML(dsn, etcdEndpoint string, c ClusterOptions, passes string) string {
+	return ConfigYAMLFor("postgres", dsn, etcdEndpoint, c, passes)
+}
+
+// ConfigYAMLFor is ConfigYAML for the database driver named driver (postgres, mysql).
+func ConfigYAMLFor(driver, dsn, etcdEndpoint string, c ClusterOptions, passes string) string {
 	if c.Name == "" {
 		c.Name = "retention"
 	}
@@ -79,7 +84,7 @@ func ConfigYAML(dsn, etcdEndpoint string, c ClusterOptions, passes string) strin
 		c.ShutdownGrace = 10 * time.Second
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "database:\n  driver: postgres\n  dsn: %q\n", dsn)
+	fmt.Fprintf(&b, "database:\n  driver: %s\n  dsn: %q\n", driver, dsn)
 	fmt.Fprintf(&b, "node:\n  admin: 127.0.0.1:0\n  max_concurrent_deletes: %d\n  shutdown_grace: %s\n",
 		c.NodeMaxConcurrentDeletes, c.ShutdownGrace)
 	fmt.Fprintf(&b, "cluster:\n  enabled: true\n  name: %s\n  provider: etcd\n  etcd:\n    endpoints: [%q]\n    prefix: %q\n  bind: 127.0.0.1:0\n",

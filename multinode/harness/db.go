@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"fmt"
 	"net/url"
+	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/retentionkit/retention/passes"
@@ -23,13 +25,26 @@ const SuiteApp = "multinode-harness"
 // and the checks over them.
 type DB struct {
 	*sql.DB
-	// DSN is what the nodes connect with.
+	// DSN is what the nodes connect with (on MariaDB, the harness's own; NodeDSN gives
+	// each node its own user).
 	DSN string
+	// MySQL is set when the database is MySQL or MariaDB (see db_mysql.go): the batch
+	// log, the samples and some checks are written in its SQL there.
+	MySQL bool
+}
+
+// IsPostgresDSN reports whether dsn is a PostgreSQL URL; anything else is taken for a
+// go-sql-driver/mysql DSN.
+func IsPostgresDSN(dsn string) bool {
+	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
 }
 
 // OpenDB opens dsn for the harness (its own application_name, a long read timeout for
 // the checks on a busy machine) and keeps dsn for the nodes.
 func OpenDB(ctx context.Context, dsn string) (*DB, error) {
+	if !IsPostgresDSN(dsn) {
+		return openMySQL(ctx, dsn)
+	}
 	u, err := url.Parse(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("database URL: %s", postgres.Driver{}.RedactText(err.Error(), dsn))
@@ -52,6 +67,9 @@ func OpenDB(ctx context.Context, dsn string) (*DB, error) {
 // Reset empties the database: every table goes with the public schema, and every
 // session a node of an earlier scenario might have left is ended.
 func (d *DB) Reset(ctx context.Context) error {
+	if d.MySQL {
+		return d.resetMySQL(ctx)
+	}
 	for _, q := range []string{
 		// Every other session, not only the nodes': the database is the suite's alone
 		// while it runs, and a statement a test before it left running on the server
@@ -91,7 +109,7 @@ const batchLogTable = `CREATE TABLE mn_batches (
 	pid int NOT NULL,
 	backend_start timestamptz NOT NULL,
 	at timestamptz NOT NULL,
-	rows int NOT NULL,
+	nrows int NOT NULL,
 	first_id bigint NOT NULL,
 	last_id bigint NOT NULL,
 	held text[] NOT NULL,
@@ -103,7 +121,7 @@ DECLARE n int; lo bigint; hi bigint;
 BEGIN
 	SELECT count(*), min(id), max(id) INTO n, lo, hi FROM gone;
 	IF n = 0 THEN RETURN NULL; END IF;
-	INSERT INTO mn_batches (tbl, app, pid, backend_start, at, rows, first_id, last_id, held, member_locks, db_locks)
+	INSERT INTO mn_batches (tbl, app, pid, backend_start, at, nrows, first_id, last_id, held, member_locks, db_locks)
 	SELECT TG_TABLE_NAME, current_setting('application_name'), pg_backend_pid(),
 		(SELECT backend_start FROM pg_stat_activity WHERE pid = pg_backend_pid()),
 		clock_timestamp(), n, lo, hi,
@@ -141,6 +159,9 @@ type Table struct {
 // Seed creates t, fills it, records every batch on it in mn_batches and writes its
 // keep-set.
 func (d *DB) Seed(ctx context.Context, t Table) error {
+	if d.MySQL {
+		return d.seedMySQL(ctx, t)
+	}
 	r := strings.NewReplacer("{t}", t.Name, "{rows}", fmt.Sprint(t.Rows), "{days}", fmt.Sprint(RetentionDays))
 	stmts := []string{
 		`CREATE TABLE {t} (id bigint PRIMARY KEY, created_at timestamptz NOT NULL, state text NOT NULL)`,
@@ -179,10 +200,14 @@ func (d *DB) AddRows(ctx context.Context, table string, from, to int) error {
 		return err
 	}
 	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, fmt.Sprintf(`INSERT INTO %s (id, created_at, state) %s`, table, generate(from, to))); err != nil {
+	gen, keep := generate(from, to), keepQuery(table)
+	if d.MySQL {
+		gen, keep = generateMySQL(from, to), keepQueryMySQL(table)
+	}
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf(`INSERT INTO %s (id, created_at, state) %s`, table, gen)); err != nil {
 		return fmt.Errorf("add rows to %s: %w", table, err)
 	}
-	if _, err := tx.ExecContext(ctx, keepQuery(table)); err != nil {
+	if _, err := tx.ExecContext(ctx, keep); err != nil {
 		return err
 	}
 	return tx.Commit()
@@ -192,7 +217,11 @@ func (d *DB) AddRows(ctx context.Context, table string, from, to int) error {
 // than the retention, or not done), as of now: call it before the nodes start, and
 // again after writing fresh rows during a run.
 func (d *DB) SnapshotKeep(ctx context.Context, table string) error {
-	_, err := d.ExecContext(ctx, keepQuery(table))
+	q := keepQuery(table)
+	if d.MySQL {
+		q = keepQueryMySQL(table)
+	}
+	_, err := d.ExecContext(ctx, q)
 	return err
 }
 
@@ -207,6 +236,9 @@ func keepQuery(table string) string {
 // Sessions counts the database sessions whose application_name is app, and the
 // advisory locks they hold.
 func (d *DB) Sessions(ctx context.Context, app string) (sessions, locks int64, err error) {
+	if d.MySQL {
+		return d.sessionsMySQL(ctx, app)
+	}
 	err = d.QueryRowContext(ctx, `SELECT
 		(SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1),
 		(SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
@@ -217,7 +249,7 @@ func (d *DB) Sessions(ctx context.Context, app string) (sessions, locks int64, e
 // Count runs a query that returns one integer.
 func (d *DB) Count(ctx context.Context, q string, args ...any) (int64, error) {
 	var n sql.NullInt64
-	if err := d.QueryRowContext(ctx, q, args...).Scan(&n); err != nil {
+	if err := d.queryRow(ctx, q, args...).Scan(&n); err != nil {
 		return 0, fmt.Errorf("%s: %w", firstLine(q), err)
 	}
 	return n.Int64, nil
@@ -226,4 +258,35 @@ func (d *DB) Count(ctx context.Context, q string, args ...any) (int64, error) {
 func firstLine(s string) string {
 	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
 	return line
+}
+
+// rebind turns q's PostgreSQL placeholders ($1, $2, ...) into MySQL's (?), repeating
+// the arguments in the order the placeholders appear; on PostgreSQL q is unchanged.
+func (d *DB) rebind(q string, args []any) (string, []any) {
+	if !d.MySQL {
+		return q, args
+	}
+	var out []any
+	q = placeholder.ReplaceAllStringFunc(q, func(m string) string {
+		i, _ := strconv.Atoi(m[1:])
+		if i >= 1 && i <= len(args) {
+			out = append(out, args[i-1])
+		}
+		return "?"
+	})
+	return q, out
+}
+
+var placeholder = regexp.MustCompile(`\$[0-9]+`)
+
+// query is QueryContext with q's placeholders rebound for the database.
+func (d *DB) query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	q, args = d.rebind(q, args)
+	return d.QueryContext(ctx, q, args...)
+}
+
+// queryRow is QueryRowContext with q's placeholders rebound for the database.
+func (d *DB) queryRow(ctx context.Context, q string, args ...any) *sql.Row {
+	q, args = d.rebind(q, args)
+	return d.QueryRowContext(ctx, q, args...)
 }

@@ -37,6 +37,13 @@ type Fleet struct {
 	Dir    string // configs and logs
 	Etcd   *Etcd
 	Config string // the configuration every node runs
+	// ConfigFor, when set, is each node's own configuration (written to Dir/<name>.yaml
+	// at every start) instead of Config: on MySQL each node connects as its own user.
+	ConfigFor func(name string) string
+	// Book, when set, is told of every process before it starts and of its member id
+	// once the node names it (see DB.Starting), so the batch log can name the member of
+	// a session on a database without application_name.
+	Book *DB
 
 	mu       sync.Mutex
 	nodes    map[string]*Node // the current process of each name
@@ -64,9 +71,33 @@ func NewFleet(bin, dir string, etcd *Etcd, config string) (*Fleet, error) {
 
 // Start starts the node called name (again), with its log at Dir/name.log.
 func (f *Fleet) Start(name string) (*Node, error) {
-	n, err := StartNode(name, f.Bin, f.Config, filepath.Join(f.Dir, name+".log"))
+	config := f.Config
+	if f.ConfigFor != nil {
+		config = filepath.Join(f.Dir, name+".yaml")
+		if err := WriteConfig(config, f.ConfigFor(name)); err != nil {
+			return nil, err
+		}
+	}
+	var gen int64
+	if f.Book != nil {
+		var err error
+		if gen, err = f.Book.Starting(context.Background(), name); err != nil {
+			return nil, err
+		}
+	}
+	n, err := StartNode(name, f.Bin, config, filepath.Join(f.Dir, name+".log"))
 	if err != nil {
 		return nil, err
+	}
+	if f.Book != nil {
+		go func() {
+			// A node that never names its member leaves its batches named by user and
+			// generation ("retention:?rt_mn_n1@...#3"), still apart from every other.
+			ctx := context.Background()
+			if id, err := n.MemberID(ctx, 2*time.Minute); err == nil {
+				_ = f.Book.Joined(ctx, gen, id)
+			}
+		}()
 	}
 	f.mu.Lock()
 	f.nodes[name] = n

@@ -67,7 +67,11 @@ const sampleQuery = `WITH l AS (
 
 func (s *Sampler) sample(ctx context.Context) {
 	var holders, slots, passLocks, waits, deletes int64
-	err := s.db.QueryRowContext(ctx, sampleQuery, s.classes.Slot, s.classes.Pass).Scan(&holders, &slots, &passLocks, &waits, &deletes)
+	q := sampleQuery
+	if s.db.MySQL {
+		q = sampleQueryMySQL
+	}
+	err := s.db.queryRow(ctx, q, s.classes.Slot, s.classes.Pass).Scan(&holders, &slots, &passLocks, &waits, &deletes)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err != nil {

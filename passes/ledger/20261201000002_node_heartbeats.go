@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
 	"github.com/uptrace/bun/migrate"
 
 	"github.com/retentionkit/retention/passes/driver"
@@ -21,8 +22,14 @@ func registerNodes(m *migrate.Migrations, prefix string) {
 		}
 		return inTx(ctx, db, nodeStatements(prefix, types))
 	}, func(ctx context.Context, db *bun.DB) error {
+		// MySQL has no DROP INDEX without ON <table>, nor its IF EXISTS (MariaDB has);
+		// ALTER TABLE ... DROP INDEX is what both spell alike.
+		dropIndex := "DROP INDEX IF EXISTS " + prefix + "metadata_open"
+		if db.Dialect().Name() == dialect.MySQL {
+			dropIndex = "ALTER TABLE " + prefix + "metadata DROP INDEX " + prefix + "metadata_open"
+		}
 		return inTx(ctx, db, []string{
-			"DROP INDEX IF EXISTS " + prefix + "metadata_open",
+			dropIndex,
 			"ALTER TABLE " + prefix + "metadata DROP COLUMN node_id",
 			"DROP TABLE IF EXISTS " + prefix + "node",
 		})

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/migrate"
 
 	"github.com/retentionkit/retention/passes/ledger"
 )
@@ -115,4 +116,39 @@ func migrated(t *testing.T, db *bun.DB) *ledger.Ledger {
 		t.Fatal(err)
 	}
 	return l
+}
+
+// TestMigrationsRollBack runs every down migration: after Migrate, bun's Rollback,
+// group by group, must drop every ledger table, and Migrate must then make them again.
+func TestMigrationsRollBack(t *testing.T) {
+	eachDB(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		p := testPrefix(t, db)
+		if _, err := ledger.Migrate(ctx, db, p); err != nil {
+			t.Fatal(err)
+		}
+		m := migrate.NewMigrator(db, ledger.Migrations(p),
+			migrate.WithTableName(p+"migrations"), migrate.WithLocksTableName(p+"migration_locks"),
+			migrate.WithMarkAppliedOnSuccess(true))
+		for i := 0; ; i++ {
+			group, err := m.Rollback(ctx)
+			if err != nil {
+				t.Fatalf("rollback %d: %v", i+1, err)
+			}
+			if group.IsZero() {
+				break
+			}
+			if i > 10 {
+				t.Fatal("Rollback never ran out of groups")
+			}
+		}
+		for _, table := range []string{"metadata", "log", "work_queue", "dead_letter", "settings", "node", "quarantine", "backlog_sample"} {
+			if _, err := db.NewSelect().TableExpr(p + table).Count(ctx); err == nil {
+				t.Errorf("table %s%s is still there after every rollback", p, table)
+			}
+		}
+		if applied, err := ledger.Migrate(ctx, db, p); err != nil || len(applied) != 4 {
+			t.Fatalf("Migrate after the rollbacks = %v, %v; want all 4 again", applied, err)
+		}
+	})
 }
