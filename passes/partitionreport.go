@@ -3,6 +3,7 @@ package passes
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"time"
 )
 
@@ -45,6 +46,13 @@ type PartitionReport struct {
 	Outcome PartitionOutcome
 	// Reason says why a partition was contended or kept; nil otherwise.
 	Reason error
+	// Left counts, for a contended or kept outcome, the wholly expired partitions it
+	// leaves attached to the table for this sweep: 1 for a kept expired one; for a
+	// contended one, every expired partition the retire phase had still to do, this
+	// one included (the phase stops there); for a kept partition someone else's
+	// pending detach holds (not expired itself), the expired ones behind it. 0 for the
+	// other outcomes.
+	Left int
 }
 
 // String is the report as a log line reads it.
@@ -54,7 +62,32 @@ func (r PartitionReport) String() string {
 	if r.Reason != nil {
 		s += ": " + r.Reason.Error()
 	}
+	if r.Left > 0 {
+		s += fmt.Sprintf("; %d expired %s left attached this sweep", r.Left, plural(r.Left, "partition", "partitions"))
+	}
 	return s
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// loggedOutcome matches the start of a report's String: the partition, its bounds and
+// its outcome.
+var loggedOutcome = regexp.MustCompile(`^partition \S+ \[.*\) (retiring|retired|contended|kept): `)
+
+// LoggedPartitionOutcome reads the outcome back from a log line String wrote (the
+// ledger's log rows), for a reader such as `retention status` that finds the reason a
+// sweep left expired partitions attached; ok is false for any other line.
+func LoggedPartitionOutcome(line string) (PartitionOutcome, bool) {
+	m := loggedOutcome.FindStringSubmatch(line)
+	if m == nil {
+		return "", false
+	}
+	return PartitionOutcome(m[1]), true
 }
 
 // PartitionReporter is a BatchReporter that also hears what a batch of the retire

@@ -81,7 +81,8 @@ func (s *tableSweep) retireNext(ctx context.Context, db bun.IDB, batchSize int, 
 		if p.Pending && !p.Expired {
 			// Someone else's detach of a partition that is not expired: never ours to
 			// finish or drop, and PostgreSQL detaches no other partition of the table
-			// concurrently meanwhile.
+			// concurrently meanwhile, so the expired ones behind it wait with it (the
+			// report's Left counts them).
 			s.keep(ctx, report, errors.New("a detach of this partition, which is not expired, was begun elsewhere and is pending; the retire phase waits for it to be finished"))
 			s.retire.done = true
 			return false, nil
@@ -165,9 +166,27 @@ func (s *tableSweep) holdsQuarantined(ctx context.Context, db bun.IDB, p driver.
 
 // keep leaves the first partition of the queue to the row path, and says so.
 func (s *tableSweep) keep(ctx context.Context, report PartitionReport, reason error) {
+	p := s.retire.queue[0]
 	s.retire.queue, s.retire.cleared, s.retire.clearing = s.retire.queue[1:], false, nil
-	report.Outcome, report.Reason = PartitionKept, reason
+	report.Outcome, report.Reason, report.Left = PartitionKept, reason, 0
+	switch {
+	case p.Pending && !p.Expired:
+		report.Left = expiredIn(s.retire.queue) // the retire phase ends here
+	case p.Expired:
+		report.Left = 1
+	}
 	ReportPartition(ctx, report)
+}
+
+// expiredIn counts the expired partitions in queue.
+func expiredIn(queue []driver.Partition) int {
+	n := 0
+	for _, p := range queue {
+		if p.Expired {
+			n++
+		}
+	}
+	return n
 }
 
 // retireFailed decides what a failed partition statement means: contended ends the
@@ -177,7 +196,7 @@ func (s *tableSweep) retireFailed(ctx context.Context, report PartitionReport, e
 	switch {
 	case errors.Is(err, driver.ErrPartitionContended):
 		s.retire.done = true
-		report.Outcome, report.Reason = PartitionContended, err
+		report.Outcome, report.Reason, report.Left = PartitionContended, err, expiredIn(s.retire.queue)
 		ReportPartition(ctx, report)
 		ReportMoreWaiting(ctx)
 		return true, nil
@@ -270,4 +289,23 @@ func (t *Table) dryRunPartitions(ctx context.Context, cut cutoff, res *DryRunRes
 		res.InPartitions += int64(n)
 	}
 	return nil
+}
+
+// ExpiredPartitions counts the partitions of a pass with partitions: that a sweep at at
+// would find wholly expired and still attached (one left pending a detach included),
+// for an operator to see what a contended retire phase left; ok is false for a pass
+// without partitions:.
+func (t *Table) ExpiredPartitions(ctx context.Context, at time.Time) (n int, ok bool, err error) {
+	if t.spec.Partitions == nil {
+		return 0, false, nil
+	}
+	lay, err := t.readLayout(ctx, t.db)
+	if err != nil {
+		return 0, true, fmt.Errorf("pass %q: expired partitions: %w", t.name, err)
+	}
+	parts, err := t.drv.ExpiredPartitions(ctx, t.db, t.spec.Table, t.cutoff(at, lay).value)
+	if err != nil {
+		return 0, true, fmt.Errorf("pass %q: expired partitions: %w", t.name, err)
+	}
+	return expiredIn(parts), true, nil
 }
