@@ -25,6 +25,10 @@ const (
 	// PartitionKept: the partition is expired but left to the row path this sweep (a
 	// quarantined key in it, a reference the detach refused).
 	PartitionKept PartitionOutcome = "kept"
+	// PartitionGone: the partition, listed as expired, is no longer one of the table's:
+	// another sweep of the table (a drain helper, maybe on another member) retired it
+	// meanwhile. Not a failure, and not counted as retired here.
+	PartitionGone PartitionOutcome = "gone"
 )
 
 // PartitionReport is one partition's outcome in a retire phase: a kind of batch report
@@ -77,7 +81,7 @@ func plural(n int, one, many string) string {
 
 // loggedOutcome matches the start of a report's String: the partition, its bounds and
 // its outcome.
-var loggedOutcome = regexp.MustCompile(`^partition \S+ \[.*\) (retiring|retired|contended|kept): `)
+var loggedOutcome = regexp.MustCompile(`^partition \S+ \[.*\) (retiring|retired|contended|kept|gone): `)
 
 // LoggedPartitionOutcome reads the outcome back from a log line String wrote (the
 // ledger's log rows), for a reader such as `retention status` that finds the reason a

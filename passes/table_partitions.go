@@ -74,6 +74,8 @@ func (s *tableSweep) retireNext(ctx context.Context, db bun.IDB, batchSize int, 
 		if err := s.listPartitions(ctx, db, cut); err != nil {
 			return false, err
 		}
+	} else if err := s.relist(ctx, db, cut, at); err != nil {
+		return false, err
 	}
 	for len(r.queue) > 0 {
 		p := r.queue[0]
@@ -154,6 +156,47 @@ func (s *tableSweep) listPartitions(ctx context.Context, db bun.IDB, cut cutoff)
 	return nil
 }
 
+// relist reads the expired partitions again before a unit after the sweep's first: a
+// partition of the queue no longer among them was retired by another sweep of the
+// table meanwhile (a drain helper has a sweep lock of its own, maybe on another
+// member), so it is reported gone and left out; one whose detach became pending is
+// finished as pending. A listing is a catalog read, cheap beside the unit it guards.
+func (s *tableSweep) relist(ctx context.Context, db bun.IDB, cut cutoff, at time.Time) error {
+	t, r := s.t, s.retire
+	if len(r.queue) == 0 {
+		return nil
+	}
+	fresh, err := t.drv.ExpiredPartitions(ctx, db, t.spec.Table, cut.value)
+	if err != nil {
+		return fmt.Errorf("pass %q: list expired partitions: %w", t.name, err)
+	}
+	now := map[string]driver.Partition{}
+	for _, p := range fresh {
+		now[p.Schema+"."+p.Name] = p
+	}
+	queue := r.queue[:0]
+	for i, p := range r.queue {
+		f, ok := now[p.Schema+"."+p.Name]
+		if !ok {
+			if i == 0 {
+				r.cleared, r.clearing = false, nil
+			}
+			s.gone(ctx, t.partitionReport(p, at), errors.New("it is no longer a partition of the table: another sweep of the table retired it"))
+			continue
+		}
+		p.Pending = f.Pending
+		queue = append(queue, p)
+	}
+	r.queue = queue
+	return nil
+}
+
+// gone reports a partition of the queue another sweep retired; it is out of the queue.
+func (s *tableSweep) gone(ctx context.Context, report PartitionReport, reason error) {
+	report.Outcome, report.Reason = PartitionGone, reason
+	ReportPartition(ctx, report)
+}
+
 // holdsQuarantined reports whether a quarantined key (due or not: a due one is tried
 // again by the row path, whose outcome a retirement must not pre-empt) lies in p.
 func (s *tableSweep) holdsQuarantined(ctx context.Context, db bun.IDB, p driver.Partition) (bool, error) {
@@ -194,6 +237,12 @@ func expiredIn(queue []driver.Partition) int {
 // the row path, anything else fails the batch.
 func (s *tableSweep) retireFailed(ctx context.Context, report PartitionReport, err error) (bool, error) {
 	switch {
+	case errors.Is(err, driver.ErrPartitionGone) && ctx.Err() == nil:
+		// Retired by another sweep between the listing and the statement.
+		s.retire.queue, s.retire.cleared, s.retire.clearing = s.retire.queue[1:], false, nil
+		s.gone(ctx, report, err)
+		ReportMoreWaiting(ctx)
+		return true, nil
 	case errors.Is(err, driver.ErrPartitionContended):
 		s.retire.done = true
 		report.Outcome, report.Reason, report.Left = PartitionContended, err, expiredIn(s.retire.queue)

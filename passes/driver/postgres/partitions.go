@@ -264,6 +264,8 @@ func withLockTimeout(ctx context.Context, db bun.IDB, timeout time.Duration, que
 			switch pe.Field('C') {
 			case "55P03", "40P01", "55000":
 				err = fmt.Errorf("%w: %w", driver.ErrPartitionContended, err)
+			case "42P01": // no such relation, or not a partition of the table (any more)
+				err = fmt.Errorf("%w: %w", driver.ErrPartitionGone, err)
 			}
 		}
 	}
