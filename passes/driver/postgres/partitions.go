@@ -250,14 +250,26 @@ END`, root, root, schema, root, schema).String()
 	return "DO " + tag + "\n" + body + "\n" + tag
 }
 
-// withLockTimeout runs query with the session's lock_timeout set to timeout, and puts
-// the setting back after it, whatever happened.
+// clientCheck is how often a partition statement's server session checks, while it
+// waits, that the node is still there (client_connection_check_interval, PostgreSQL
+// 14+). Without it a session whose node was killed mid DETACH ... CONCURRENTLY waits
+// on (lock_timeout may be long) and, once what it waits for is gone, finishes the
+// detach on its own: the partition then leaves the table with no sweep left to drop
+// it. With it the session ends within this interval and the partition stays pending,
+// which the next sweep finalizes and retires.
+const clientCheck = time.Second
+
+// withLockTimeout runs query with the session's lock_timeout set to timeout and its
+// client_connection_check_interval to clientCheck, and puts both settings back after
+// it, whatever happened.
 func withLockTimeout(ctx context.Context, db bun.IDB, timeout time.Duration, query string) error {
-	if _, err := db.ExecContext(ctx, "SELECT set_config('lock_timeout', ?, false)", fmt.Sprintf("%dms", driver.TimeoutMillis(timeout))); err != nil {
+	if _, err := db.ExecContext(ctx, "SELECT set_config('lock_timeout', ?, false), set_config('client_connection_check_interval', ?, false)",
+		fmt.Sprintf("%dms", driver.TimeoutMillis(timeout)), fmt.Sprintf("%dms", clientCheck.Milliseconds())); err != nil {
 		return err
 	}
 	_, err := db.ExecContext(ctx, query)
-	_, rerr := db.ExecContext(context.WithoutCancel(ctx), "SELECT set_config('lock_timeout', reset_val, false) FROM pg_settings WHERE name = 'lock_timeout'")
+	_, rerr := db.ExecContext(context.WithoutCancel(ctx), `SELECT set_config(name, reset_val, false) FROM pg_settings
+		WHERE name IN ('lock_timeout', 'client_connection_check_interval')`)
 	if err != nil {
 		var pe pgdriver.Error
 		if errors.As(err, &pe) {
