@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -172,14 +173,14 @@ type partitionsLeft struct {
 	reason string
 }
 
-// add counts what r leaves; the reason is the first report's that left any (a
-// contended one ends the retire phase, so it is the last report that can).
+// add counts what r leaves; the reason is a contended report's (it ends the retire
+// phase, so there is at most one), else the first kept one's.
 func (l *partitionsLeft) add(r passes.PartitionReport) {
 	if r.Left <= 0 {
 		return
 	}
 	l.n += r.Left
-	if l.reason == "" {
+	if l.reason == "" || r.Outcome == passes.PartitionContended {
 		l.reason = string(r.Outcome)
 		if r.Reason != nil {
 			l.reason += ": " + r.Reason.Error()
@@ -187,9 +188,10 @@ func (l *partitionsLeft) add(r passes.PartitionReport) {
 	}
 }
 
+// merge adds a later batch's partitionsLeft to the sweep's.
 func (l *partitionsLeft) merge(o partitionsLeft) {
 	l.n += o.n
-	if l.reason == "" {
+	if l.reason == "" || strings.HasPrefix(o.reason, string(passes.PartitionContended)+":") {
 		l.reason = o.reason
 	}
 }
