@@ -260,10 +260,13 @@ END`, root, root, schema, root, schema).String()
 const clientCheck = time.Second
 
 // withLockTimeout runs query with the session's lock_timeout set to timeout and its
-// client_connection_check_interval to clientCheck, and puts both settings back after
-// it, whatever happened.
+// client_connection_check_interval to clientCheck (where the server has it), and puts
+// both settings back after it, whatever happened.
 func withLockTimeout(ctx context.Context, db bun.IDB, timeout time.Duration, query string) error {
-	if _, err := db.ExecContext(ctx, "SELECT set_config('lock_timeout', ?, false), set_config('client_connection_check_interval', ?, false)",
+	// client_connection_check_interval is PostgreSQL 14's: a plain detach may run on an
+	// older server, which has no such setting to set.
+	if _, err := db.ExecContext(ctx, `SELECT set_config('lock_timeout', ?, false),
+		(SELECT set_config(name, ?, false) FROM pg_settings WHERE name = 'client_connection_check_interval')`,
 		fmt.Sprintf("%dms", driver.TimeoutMillis(timeout)), fmt.Sprintf("%dms", clientCheck.Milliseconds())); err != nil {
 		return err
 	}
