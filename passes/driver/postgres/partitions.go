@@ -263,11 +263,16 @@ const clientCheck = time.Second
 // client_connection_check_interval to clientCheck (where the server has it), and puts
 // both settings back after it, whatever happened.
 func withLockTimeout(ctx context.Context, db bun.IDB, timeout time.Duration, query string) error {
-	// client_connection_check_interval is PostgreSQL 14's: a plain detach may run on an
-	// older server, which has no such setting to set.
-	if _, err := db.ExecContext(ctx, `SELECT set_config('lock_timeout', ?, false),
-		(SELECT set_config(name, ?, false) FROM pg_settings WHERE name = 'client_connection_check_interval')`,
-		fmt.Sprintf("%dms", driver.TimeoutMillis(timeout)), fmt.Sprintf("%dms", clientCheck.Milliseconds())); err != nil {
+	if _, err := db.ExecContext(ctx, "SELECT set_config('lock_timeout', ?, false)", fmt.Sprintf("%dms", driver.TimeoutMillis(timeout))); err != nil {
+		return err
+	}
+	// Best effort: client_connection_check_interval is PostgreSQL 14's (a plain detach
+	// may run on an older server), and a server that cannot watch its client's socket
+	// refuses any value but 0; either way the statement runs without it.
+	if _, err := db.ExecContext(ctx, fmt.Sprintf(`DO $check$ BEGIN
+		PERFORM set_config('client_connection_check_interval', '%dms', false);
+	EXCEPTION WHEN others THEN NULL;
+	END $check$`, clientCheck.Milliseconds())); err != nil {
 		return err
 	}
 	_, err := db.ExecContext(ctx, query)
