@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -27,6 +28,7 @@ type batchResult struct {
 	skipped  int
 	more     bool           // the pass said more is waiting despite a short batch
 	retired  int            // partitions the batch retired or reported on (passes.ReportPartition)
+	left     partitionsLeft // expired partitions the batch's reports left attached
 	held     int            // rows the pass left in place on their own (passes.ReportHeld)
 	heldBy   map[string]int // skipped and held rows, by cause (see heldCause)
 	err      error
@@ -63,6 +65,7 @@ func (a *passActor) runBatch(ctx actor.Context) {
 		res.timedOut = res.err != nil && errors.Is(context.Cause(bctx), errBatchTimedOut)
 		res.skipped, res.more = int(report.skipped.Load()), report.more.Load()
 		res.retired = int(report.partitions.Load())
+		res.left = report.takeLeft()
 		res.held, res.heldBy = int(report.held.Load()), report.takeCauses()
 		res.elapsed = d.clock.Now().Sub(start)
 		if timeout != nil {
@@ -101,6 +104,7 @@ type batchReport struct {
 	more       atomic.Bool
 	mu         sync.Mutex
 	causes     map[string]int
+	left       partitionsLeft
 }
 
 func (r *batchReport) RowSkipped(key any, err error) {
@@ -148,8 +152,47 @@ func (r *batchReport) MoreWaiting() { r.more.Store(true) }
 // Partition publishes what the batch did with a partition (passes.ReportPartition).
 func (r *batchReport) Partition(p passes.PartitionReport) {
 	r.partitions.Add(1)
+	r.mu.Lock()
+	r.left.add(p)
+	r.mu.Unlock()
 	if r.partition != nil {
 		r.partition(p)
+	}
+}
+
+func (r *batchReport) takeLeft() partitionsLeft {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.left
+}
+
+// partitionsLeft is what the partition reports of a batch, then of a sweep, left: how
+// many wholly expired partitions are still attached to the table, and why.
+type partitionsLeft struct {
+	n      int
+	reason string
+}
+
+// add counts what r leaves; the reason is a contended report's (it ends the retire
+// phase, so there is at most one), else the first kept one's.
+func (l *partitionsLeft) add(r passes.PartitionReport) {
+	if r.Left <= 0 {
+		return
+	}
+	l.n += r.Left
+	if l.reason == "" || r.Outcome == passes.PartitionContended {
+		l.reason = string(r.Outcome)
+		if r.Reason != nil {
+			l.reason += ": " + r.Reason.Error()
+		}
+	}
+}
+
+// merge adds a later batch's partitionsLeft to the sweep's.
+func (l *partitionsLeft) merge(o partitionsLeft) {
+	l.n += o.n
+	if l.reason == "" || strings.HasPrefix(o.reason, string(passes.PartitionContended)+":") {
+		l.reason = o.reason
 	}
 }
 

@@ -30,6 +30,8 @@ type sweepRun struct {
 	// adaptive is fixed when the sweep starts: a pacing switch waits for the next.
 	adaptive bool
 	size     int // the controller's size for the next batch (adaptive sweeps)
+	// left: the expired partitions the retire phase left attached, and why.
+	left partitionsLeft
 }
 
 func (a *passActor) onTrigger(ctx actor.Context, m *triggerSweep) {
@@ -119,6 +121,7 @@ func (a *passActor) onBatchResult(ctx actor.Context, m *batchResult) {
 	}
 	sw.skipped += m.skipped
 	sw.held += m.held
+	sw.left.merge(m.left)
 	for cause, n := range m.heldBy {
 		if sw.heldBy == nil {
 			sw.heldBy = map[string]int{}
@@ -250,6 +253,9 @@ func (a *passActor) endSweepWith(ctx actor.Context, reason StopReason, denied er
 		if good {
 			s.ConsecutiveFailures = 0
 			s.Drift, s.DriftError = false, ""
+			// A sweep that ran to its end says what is left now: a later sweep that
+			// retires them (or finds nothing expired) clears it.
+			s.ExpiredPartitionsLeft, s.ExpiredPartitionsReason = sw.left.n, sw.left.reason
 		}
 	})
 	if good && a.cell.strategy != nil {

@@ -60,6 +60,15 @@ type PassStatus struct {
 	LastError           string
 	// NextSweep is when the next scheduled sweep starts; zero while sweeping or stopped.
 	NextSweep time.Time
+	// ExpiredPartitionsLeft counts the wholly expired partitions the last sweep that
+	// ran to its end left attached to the table (a pass with partitions:): its retire
+	// phase could not take a partition's lock (contended), or left one to the row path
+	// (kept); ExpiredPartitionsReason says why: the contended report's reason, else
+	// the first kept one's. Zero
+	// is "nothing expired left", not "nothing expired": a later sweep that retires
+	// them clears both.
+	ExpiredPartitionsLeft   int
+	ExpiredPartitionsReason string
 
 	// The pace in force: the registration's, or an operator's override (Override).
 	BatchSize     int

@@ -3,6 +3,7 @@ package passes
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"time"
 )
 
@@ -24,6 +25,10 @@ const (
 	// PartitionKept: the partition is expired but left to the row path this sweep (a
 	// quarantined key in it, a reference the detach refused).
 	PartitionKept PartitionOutcome = "kept"
+	// PartitionGone: the partition, listed as expired, is no longer one of the table's:
+	// another sweep of the table (a drain helper, maybe on another member) retired it
+	// meanwhile. Not a failure, and not counted as retired here.
+	PartitionGone PartitionOutcome = "gone"
 )
 
 // PartitionReport is one partition's outcome in a retire phase: a kind of batch report
@@ -45,6 +50,13 @@ type PartitionReport struct {
 	Outcome PartitionOutcome
 	// Reason says why a partition was contended or kept; nil otherwise.
 	Reason error
+	// Left counts, for a contended or kept outcome, the wholly expired partitions it
+	// leaves attached to the table for this sweep: 1 for a kept expired one; for a
+	// contended one, every expired partition the retire phase had still to do, this
+	// one included (the phase stops there); for a kept partition someone else's
+	// pending detach holds (not expired itself), the expired ones behind it. 0 for the
+	// other outcomes.
+	Left int
 }
 
 // String is the report as a log line reads it.
@@ -54,7 +66,32 @@ func (r PartitionReport) String() string {
 	if r.Reason != nil {
 		s += ": " + r.Reason.Error()
 	}
+	if r.Left > 0 {
+		s += fmt.Sprintf("; %d expired %s left attached this sweep", r.Left, plural(r.Left, "partition", "partitions"))
+	}
 	return s
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// loggedOutcome matches the start of a report's String: the partition, its bounds and
+// its outcome.
+var loggedOutcome = regexp.MustCompile(`^partition \S+ \[.*\) (retiring|retired|contended|kept|gone): `)
+
+// LoggedPartitionOutcome reads the outcome back from a log line String wrote (the
+// ledger's log rows), for a reader such as `retention status` that finds the reason a
+// sweep left expired partitions attached; ok is false for any other line.
+func LoggedPartitionOutcome(line string) (PartitionOutcome, bool) {
+	m := loggedOutcome.FindStringSubmatch(line)
+	if m == nil {
+		return "", false
+	}
+	return PartitionOutcome(m[1]), true
 }
 
 // PartitionReporter is a BatchReporter that also hears what a batch of the retire

@@ -74,6 +74,8 @@ func (s *tableSweep) retireNext(ctx context.Context, db bun.IDB, batchSize int, 
 		if err := s.listPartitions(ctx, db, cut); err != nil {
 			return false, err
 		}
+	} else if err := s.relist(ctx, db, cut, at); err != nil {
+		return false, err
 	}
 	for len(r.queue) > 0 {
 		p := r.queue[0]
@@ -81,7 +83,8 @@ func (s *tableSweep) retireNext(ctx context.Context, db bun.IDB, batchSize int, 
 		if p.Pending && !p.Expired {
 			// Someone else's detach of a partition that is not expired: never ours to
 			// finish or drop, and PostgreSQL detaches no other partition of the table
-			// concurrently meanwhile.
+			// concurrently meanwhile, so the expired ones behind it wait with it (the
+			// report's Left counts them).
 			s.keep(ctx, report, errors.New("a detach of this partition, which is not expired, was begun elsewhere and is pending; the retire phase waits for it to be finished"))
 			s.retire.done = true
 			return false, nil
@@ -153,6 +156,47 @@ func (s *tableSweep) listPartitions(ctx context.Context, db bun.IDB, cut cutoff)
 	return nil
 }
 
+// relist reads the expired partitions again before a unit after the sweep's first: a
+// partition of the queue no longer among them was retired by another sweep of the
+// table meanwhile (a drain helper has a sweep lock of its own, maybe on another
+// member), so it is reported gone and left out; one whose detach became pending is
+// finished as pending. A listing is a catalog read, cheap beside the unit it guards.
+func (s *tableSweep) relist(ctx context.Context, db bun.IDB, cut cutoff, at time.Time) error {
+	t, r := s.t, s.retire
+	if len(r.queue) == 0 {
+		return nil
+	}
+	fresh, err := t.drv.ExpiredPartitions(ctx, db, t.spec.Table, cut.value)
+	if err != nil {
+		return fmt.Errorf("pass %q: list expired partitions: %w", t.name, err)
+	}
+	now := map[string]driver.Partition{}
+	for _, p := range fresh {
+		now[p.Schema+"."+p.Name] = p
+	}
+	queue := r.queue[:0]
+	for i, p := range r.queue {
+		f, ok := now[p.Schema+"."+p.Name]
+		if !ok {
+			if i == 0 {
+				r.cleared, r.clearing = false, nil
+			}
+			s.gone(ctx, t.partitionReport(p, at), errors.New("it is no longer a partition of the table: another sweep of the table retired it"))
+			continue
+		}
+		p.Pending = f.Pending
+		queue = append(queue, p)
+	}
+	r.queue = queue
+	return nil
+}
+
+// gone reports a partition of the queue another sweep retired; it is out of the queue.
+func (s *tableSweep) gone(ctx context.Context, report PartitionReport, reason error) {
+	report.Outcome, report.Reason = PartitionGone, reason
+	ReportPartition(ctx, report)
+}
+
 // holdsQuarantined reports whether a quarantined key (due or not: a due one is tried
 // again by the row path, whose outcome a retirement must not pre-empt) lies in p.
 func (s *tableSweep) holdsQuarantined(ctx context.Context, db bun.IDB, p driver.Partition) (bool, error) {
@@ -165,9 +209,27 @@ func (s *tableSweep) holdsQuarantined(ctx context.Context, db bun.IDB, p driver.
 
 // keep leaves the first partition of the queue to the row path, and says so.
 func (s *tableSweep) keep(ctx context.Context, report PartitionReport, reason error) {
+	p := s.retire.queue[0]
 	s.retire.queue, s.retire.cleared, s.retire.clearing = s.retire.queue[1:], false, nil
-	report.Outcome, report.Reason = PartitionKept, reason
+	report.Outcome, report.Reason, report.Left = PartitionKept, reason, 0
+	switch {
+	case p.Pending && !p.Expired:
+		report.Left = expiredIn(s.retire.queue) // the retire phase ends here
+	case p.Expired:
+		report.Left = 1
+	}
 	ReportPartition(ctx, report)
+}
+
+// expiredIn counts the expired partitions in queue.
+func expiredIn(queue []driver.Partition) int {
+	n := 0
+	for _, p := range queue {
+		if p.Expired {
+			n++
+		}
+	}
+	return n
 }
 
 // retireFailed decides what a failed partition statement means: contended ends the
@@ -175,9 +237,15 @@ func (s *tableSweep) keep(ctx context.Context, report PartitionReport, reason er
 // the row path, anything else fails the batch.
 func (s *tableSweep) retireFailed(ctx context.Context, report PartitionReport, err error) (bool, error) {
 	switch {
+	case errors.Is(err, driver.ErrPartitionGone) && ctx.Err() == nil:
+		// Retired by another sweep between the listing and the statement.
+		s.retire.queue, s.retire.cleared, s.retire.clearing = s.retire.queue[1:], false, nil
+		s.gone(ctx, report, err)
+		ReportMoreWaiting(ctx)
+		return true, nil
 	case errors.Is(err, driver.ErrPartitionContended):
 		s.retire.done = true
-		report.Outcome, report.Reason = PartitionContended, err
+		report.Outcome, report.Reason, report.Left = PartitionContended, err, expiredIn(s.retire.queue)
 		ReportPartition(ctx, report)
 		ReportMoreWaiting(ctx)
 		return true, nil
@@ -270,4 +338,23 @@ func (t *Table) dryRunPartitions(ctx context.Context, cut cutoff, res *DryRunRes
 		res.InPartitions += int64(n)
 	}
 	return nil
+}
+
+// ExpiredPartitions counts the partitions of a pass with partitions: that a sweep at at
+// would find wholly expired and still attached (one left pending a detach included),
+// for an operator to see what a contended retire phase left; ok is false for a pass
+// without partitions:.
+func (t *Table) ExpiredPartitions(ctx context.Context, at time.Time) (n int, ok bool, err error) {
+	if t.spec.Partitions == nil {
+		return 0, false, nil
+	}
+	lay, err := t.readLayout(ctx, t.db)
+	if err != nil {
+		return 0, true, fmt.Errorf("pass %q: expired partitions: %w", t.name, err)
+	}
+	parts, err := t.drv.ExpiredPartitions(ctx, t.db, t.spec.Table, t.cutoff(at, lay).value)
+	if err != nil {
+		return 0, true, fmt.Errorf("pass %q: expired partitions: %w", t.name, err)
+	}
+	return expiredIn(parts), true, nil
 }

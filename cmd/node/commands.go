@@ -240,5 +240,8 @@ func (n *node) printStatus(ctx context.Context, w *tabwriter.Writer) error {
 	if err := w.Flush(); err != nil {
 		return err
 	}
-	return n.printPacing(w)
+	if err := n.printPacing(w); err != nil {
+		return err
+	}
+	return n.printPartitions(ctx, w)
 }

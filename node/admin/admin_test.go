@@ -115,3 +115,28 @@ func TestPassesIsSnakeCaseJSON(t *testing.T) {
 		t.Errorf("/passes: pass %v", p)
 	}
 }
+
+// /passes carries the expired partitions a pass's last sweep left attached and why,
+// and 0 with no reason for a pass that left none.
+func TestPassesExpiredPartitionsLeft(t *testing.T) {
+	t.Parallel()
+	body := passesOf(actors.Status{Passes: []actors.PassStatus{
+		{Name: "events", ExpiredPartitionsLeft: 3, ExpiredPartitionsReason: "contended: partition contended: lock timeout"},
+		{Name: "orders"},
+	}})
+	raw, err := json.Marshal(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct{ Passes []map[string]any }
+	if err := json.Unmarshal(raw, &got); err != nil {
+		t.Fatal(err)
+	}
+	events, orders := got.Passes[0], got.Passes[1]
+	if events["expired_partitions_left"] != 3.0 || events["expired_partitions_reason"] != "contended: partition contended: lock timeout" {
+		t.Errorf("events: %v", events)
+	}
+	if _, ok := orders["expired_partitions_reason"]; orders["expired_partitions_left"] != 0.0 || ok {
+		t.Errorf("orders: %v; want 0 left and no reason", orders)
+	}
+}

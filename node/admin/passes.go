@@ -38,6 +38,11 @@ type passBody struct {
 	Restarts            int        `json:"restarts"`
 	LastError           string     `json:"last_error,omitempty"`
 	NextSweep           *time.Time `json:"next_sweep,omitempty"`
+	// ExpiredPartitionsLeft: wholly expired partitions the last sweep of a pass with
+	// partitions: left attached (contended, or kept for the row path), and why; 0 and
+	// no reason once a sweep leaves none, which is not the same as "none expired".
+	ExpiredPartitionsLeft   int    `json:"expired_partitions_left"`
+	ExpiredPartitionsReason string `json:"expired_partitions_reason,omitempty"`
 	// The pace in force (the file's, or an operator's live setting) and the pause.
 	BatchSize      int    `json:"batch_size"`
 	BatchDelay     string `json:"batch_delay"`
@@ -104,6 +109,7 @@ func passesOf(st actors.Status) passesBody {
 			NextSweep: when(p.NextSweep), Pace: paceOf(p.Pace),
 			BatchSize: p.BatchSize, BatchDelay: p.BatchDelay.String(), SweepInterval: p.SweepInterval.String(),
 			PacingOverride: p.PacingOverride, Paused: p.Paused,
+			ExpiredPartitionsLeft: p.ExpiredPartitionsLeft, ExpiredPartitionsReason: p.ExpiredPartitionsReason,
 		})
 	}
 	for db, s := range st.Slots {

@@ -6,9 +6,10 @@ import (
 )
 
 // partitionOutcomes are the outcomes retention_partitions_total shows from startup:
-// "expired but contended" and "kept" apart from "retired", and all three apart from a
-// pass with nothing expired (every series at zero).
-var partitionOutcomes = []passes.PartitionOutcome{passes.PartitionRetired, passes.PartitionContended, passes.PartitionKept}
+// "expired but contended" and "kept" apart from "retired", "gone" (retired by another
+// sweep of the table, a drain helper) apart from all three, and all of them apart from
+// a pass with nothing expired (every series at zero).
+var partitionOutcomes = []passes.PartitionOutcome{passes.PartitionRetired, passes.PartitionContended, passes.PartitionKept, passes.PartitionGone}
 
 // zeroPartitions creates a pass's partition series at zero.
 func (m *Observer) zeroPartitions(pass string) {

@@ -17,7 +17,7 @@ func TestPartitionOutcomesAreCounted(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(m.collectors()...)
 	m.zero("a")
-	for _, o := range []passes.PartitionOutcome{passes.PartitionRetiring, passes.PartitionRetired, passes.PartitionRetiring, passes.PartitionRetired, passes.PartitionContended} {
+	for _, o := range []passes.PartitionOutcome{passes.PartitionRetiring, passes.PartitionRetired, passes.PartitionRetiring, passes.PartitionRetired, passes.PartitionContended, passes.PartitionGone} {
 		if err := m.Observe(actors.PartitionEvent{Name: "a", Sweep: 1, Report: passes.PartitionReport{Outcome: o, EstimatedRows: 1000}}); err != nil {
 			t.Fatal(err)
 		}
@@ -39,7 +39,7 @@ func TestPartitionOutcomesAreCounted(t *testing.T) {
 		}
 	}
 	for name, want := range map[string]float64{"retention_partitions_total/retired": 2, "retention_partitions_total/contended": 1,
-		"retention_partitions_total/kept": 0, "retention_partition_rows_estimated_total": 2000} {
+		"retention_partitions_total/kept": 0, "retention_partitions_total/gone": 1, "retention_partition_rows_estimated_total": 2000} {
 		if v, ok := got[name]; !ok || v != want {
 			t.Errorf("%s = %v (present %v), want %v", name, v, ok, want)
 		}

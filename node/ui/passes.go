@@ -3,6 +3,7 @@ package ui
 import (
 	"cmp"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/retentionkit/retention/actors"
@@ -19,6 +20,13 @@ type passRow struct {
 	Backlog *metrics.Backlog
 	LastRun *ledger.Run
 	Owner   string
+}
+
+// LeftBecause is the word for why the last sweep left expired partitions attached
+// (contended, kept): the reason's first word, the whole of which the cell's title holds.
+func (r passRow) LeftBecause() string {
+	word, _, _ := strings.Cut(r.ExpiredPartitionsReason, ":")
+	return word
 }
 
 // passesView is the passes page.

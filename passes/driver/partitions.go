@@ -43,6 +43,11 @@ var ErrPartitionsUnsupported = errors.New("partitions are not supported")
 // its rows are left to the row path.
 var ErrPartitionContended = errors.New("partition contended")
 
+// ErrPartitionGone is wrapped by a partition statement that found the partition no
+// longer there, or no longer a partition of the table: another sweep of the table (a
+// drain helper, maybe on another member) retired it first.
+var ErrPartitionGone = errors.New("partition gone")
+
 // PartitionedTable is how a table is partitioned, as its catalog says.
 type PartitionedTable struct {
 	// Partitioned is false for a plain table.

@@ -97,7 +97,14 @@ func (Driver) ExpiredPartitions(ctx context.Context, db bun.IDB, table string, c
 		Bound   string  `bun:"bound"`
 		Type    string  `bun:"column_type"`
 	}
-	err := db.NewRaw(`SELECT n.nspname, c.relname, i.inhdetachpending, c.reltuples::float8 AS reltuples,
+	// A sub-partitioned partition has no reltuples of its own that anyone keeps up
+	// (autovacuum analyzes leaves only): its estimate is its leaves', -1 when one of
+	// them was never analyzed.
+	err := db.NewRaw(`SELECT n.nspname, c.relname, i.inhdetachpending,
+			CASE WHEN c.relkind = 'p' THEN
+				(SELECT CASE WHEN bool_or(l.reltuples < 0) THEN -1 ELSE coalesce(sum(l.reltuples), 0) END
+					FROM pg_partition_tree(c.oid) t JOIN pg_class l ON l.oid = t.relid WHERE t.isleaf)
+				ELSE c.reltuples END::float8 AS reltuples,
 			pg_get_expr(c.relpartbound, c.oid) AS bound,
 			(SELECT format_type(a.atttypid, a.atttypmod) FROM pg_partitioned_table p JOIN pg_attribute a
 				ON a.attrelid = p.partrelid AND a.attnum = p.partattrs[0] WHERE p.partrelid = i.inhparent) AS column_type
@@ -216,25 +223,69 @@ func (Driver) DisposeDetached(ctx context.Context, db bun.IDB, p driver.Partitio
 	case "drop":
 		return withLockTimeout(ctx, db, lockTimeout, db.NewRaw("DROP TABLE ?.?", bun.Ident(p.Schema), bun.Ident(p.Name)).String())
 	case "archive":
-		return withLockTimeout(ctx, db, lockTimeout, db.NewRaw("ALTER TABLE ?.? SET SCHEMA ?", bun.Ident(p.Schema), bun.Ident(p.Name), bun.Ident(schema)).String())
+		return withLockTimeout(ctx, db, lockTimeout, archiveTree(db, p, schema))
 	}
 	return nil
 }
 
-// withLockTimeout runs query with the session's lock_timeout set to timeout, and puts
-// the setting back after it, whatever happened.
+// archiveTree is the one statement that moves p to schema with, when p is itself
+// partitioned, every table under it (SET SCHEMA on a partitioned table moves that table
+// only): all of them or, on any failure, none.
+func archiveTree(db bun.IDB, p driver.Partition, schema string) string {
+	root := db.NewRaw("?.?", bun.Ident(p.Schema), bun.Ident(p.Name)).String()
+	body := db.NewRaw(`DECLARE r record;
+BEGIN
+	FOR r IN SELECT t.relid::regclass AS rel FROM pg_partition_tree(?::regclass) t WHERE t.relid <> ?::regclass LOOP
+		EXECUTE format('ALTER TABLE %s SET SCHEMA %I', r.rel, ?);
+	END LOOP;
+	EXECUTE format('ALTER TABLE %s SET SCHEMA %I', ?::regclass, ?);
+END`, root, root, schema, root, schema).String()
+	// Dollar quoting with a tag no catalog name or literal above can hold unquoted: the
+	// body's literals are bun's (quotes doubled), so only a name holding the tag could
+	// end it early; the tag grows until none does.
+	tag := "$archive$"
+	for strings.Contains(body, tag) {
+		tag = tag[:len(tag)-1] + "x$"
+	}
+	return "DO " + tag + "\n" + body + "\n" + tag
+}
+
+// clientCheck is how often a partition statement's server session checks, while it
+// waits, that the node is still there (client_connection_check_interval, PostgreSQL
+// 14+). Without it a session whose node was killed mid DETACH ... CONCURRENTLY waits
+// on (lock_timeout may be long) and, once what it waits for is gone, finishes the
+// detach on its own: the partition then leaves the table with no sweep left to drop
+// it. With it the session ends within this interval and the partition stays pending,
+// which the next sweep finalizes and retires.
+const clientCheck = time.Second
+
+// withLockTimeout runs query with the session's lock_timeout set to timeout and its
+// client_connection_check_interval to clientCheck (where the server has it), and puts
+// both settings back after it, whatever happened.
 func withLockTimeout(ctx context.Context, db bun.IDB, timeout time.Duration, query string) error {
 	if _, err := db.ExecContext(ctx, "SELECT set_config('lock_timeout', ?, false)", fmt.Sprintf("%dms", driver.TimeoutMillis(timeout))); err != nil {
 		return err
 	}
+	// Best effort: client_connection_check_interval is PostgreSQL 14's (a plain detach
+	// may run on an older server), and a server that cannot watch its client's socket
+	// refuses any value but 0; either way the statement runs without it.
+	if _, err := db.ExecContext(ctx, fmt.Sprintf(`DO $check$ BEGIN
+		PERFORM set_config('client_connection_check_interval', '%dms', false);
+	EXCEPTION WHEN others THEN NULL;
+	END $check$`, clientCheck.Milliseconds())); err != nil {
+		return err
+	}
 	_, err := db.ExecContext(ctx, query)
-	_, rerr := db.ExecContext(context.WithoutCancel(ctx), "SELECT set_config('lock_timeout', reset_val, false) FROM pg_settings WHERE name = 'lock_timeout'")
+	_, rerr := db.ExecContext(context.WithoutCancel(ctx), `SELECT set_config(name, reset_val, false) FROM pg_settings
+		WHERE name IN ('lock_timeout', 'client_connection_check_interval')`)
 	if err != nil {
 		var pe pgdriver.Error
 		if errors.As(err, &pe) {
 			switch pe.Field('C') {
 			case "55P03", "40P01", "55000":
 				err = fmt.Errorf("%w: %w", driver.ErrPartitionContended, err)
+			case "42P01": // no such relation, or not a partition of the table (any more)
+				err = fmt.Errorf("%w: %w", driver.ErrPartitionGone, err)
 			}
 		}
 	}
