@@ -1,4 +1,4 @@
-package passes_test
+package postgres_test
 
 import (
 	"context"
