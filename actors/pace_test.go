@@ -149,7 +149,8 @@ func startAdaptive(t *testing.T, f *paceFixture, ev *paceEvents, maxBatches int)
 func TestAdaptivePassLearnsABaselineAndSizesItsBatches(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		t.Parallel() // each database drains a table of its own
+		// Each database drains a table of its own.
+		t.Parallel()
 		const rows = 5000 // several batch sizes on every database, under the race detector too
 		f := newPaceFixture(t, db, rows)
 		ev := &paceEvents{sizes: map[int]int{}}
