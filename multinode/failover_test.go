@@ -84,7 +84,9 @@ func testKill9MidDrain(t *testing.T) {
 // every pass drains. It must exit 0 having left the cluster: its membership key must be
 // gone from etcd by the time it exits (a dead member's key stays until its lease runs
 // out), its passes must run again on the survivors, and the keep-set must be exact.
-func TestSIGTERMMovesAtOnce(t *testing.T) {
+func TestSIGTERMMovesAtOnce(t *testing.T) { onDatabases(t, true, testSIGTERMMovesAtOnce) }
+
+func testSIGTERMMovesAtOnce(t *testing.T) {
 	s := newScenario(t, failoverTables(), failoverCluster, failoverPasses)
 	s.start(3)
 	s.deleting()
