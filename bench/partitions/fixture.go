@@ -44,14 +44,15 @@ func (f fixture) at(d, j int) time.Time {
 // before it wholly expired), or in the middle of the third-last (all before it wholly
 // expired, half of it expired, the row at the cutoff kept).
 type cut struct {
-	name string
-	at   time.Time
+	name     string
+	at       time.Time
+	eligible int64 // the fixture's rows below it
 }
 
 func (f fixture) cuts() []cut {
 	return []cut{
-		{"on a boundary", f.day(f.parts - 2)},
-		{"mid-partition", f.day(f.parts - 3).Add(12 * time.Hour)},
+		{"on a boundary", f.day(f.parts - 2), int64(f.parts-2) * int64(f.rows)},
+		{"mid-partition", f.day(f.parts - 3).Add(12 * time.Hour), int64(f.parts-3)*int64(f.rows) + int64(f.rows+1)/2},
 	}
 }
 

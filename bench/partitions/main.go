@@ -36,6 +36,7 @@ type config struct {
 	rate        int
 	workers     int
 	lockTimeout time.Duration
+	rowBound    time.Duration
 	only        string
 	out         string
 }
@@ -48,6 +49,7 @@ func main() {
 	flag.IntVar(&c.rate, "rate", 100, "foreground transactions per second")
 	flag.IntVar(&c.workers, "workers", 4, "foreground connections")
 	flag.DurationVar(&c.lockTimeout, "lock-timeout", time.Second, "partitions.lock_timeout of the pass")
+	flag.DurationVar(&c.rowBound, "row-bound", 0, "stop the row path after this long and estimate its time to an empty eligible set from its rate (zero: run it to the end)")
 	flag.StringVar(&c.only, "only", "", "run only the variants whose name contains one of these comma-separated strings")
 	flag.StringVar(&c.out, "out", "", "write the markdown report here (default stdout)")
 	flag.Parse()

@@ -53,7 +53,11 @@ func tablePass(withPartitions bool) func(context.Context, config, fixture, *bun.
 		if err != nil {
 			return 0, err
 		}
-		r, err := onesweep.Run(ctx, tbl, c.batch, cutoff, 0)
+		var bound time.Duration
+		if !withPartitions {
+			bound = c.rowBound
+		}
+		r, err := onesweep.Run(ctx, tbl, c.batch, cutoff, bound)
 		return r.Elapsed, err
 	}
 }
@@ -81,17 +85,31 @@ func partman(ctx context.Context, _ config, f fixture, db *bun.DB, cutoff time.T
 
 // result is one run.
 type result struct {
-	size    size
-	cut     string
-	variant string
-	took    time.Duration
-	left    int64 // eligible rows left
-	fg      fgStats
-	wal     int64
-	dead    int64
-	extra   int64 // fixture rows left that the reference does not keep
-	missing int64 // reference rows the table lost
-	skipped string
+	size     size
+	cut      string
+	variant  string
+	took     time.Duration
+	left     int64 // eligible rows left
+	fg       fgStats
+	wal      int64
+	dead     int64
+	extra    int64 // fixture rows left that the reference does not keep
+	missing  int64 // reference rows the table lost
+	skipped  string
+	eligible int64 // the fixture's rows below the cutoff
+}
+
+// bounded reports whether the run was stopped by -row-bound before the eligible set was
+// empty.
+func (r result) bounded() bool { return r.left > 0 && strings.Contains(r.variant, "row path") }
+
+// estimate is the wall time to an empty eligible set: the time taken, or for a bounded
+// run the time taken scaled by the eligible rows over the rows it deleted.
+func (r result) estimate() time.Duration {
+	if !r.bounded() || r.left >= r.eligible {
+		return r.took
+	}
+	return time.Duration(float64(r.took) * float64(r.eligible) / float64(r.eligible-r.left))
 }
 
 func run(ctx context.Context, c config, progress io.Writer) (string, error) {
@@ -133,7 +151,7 @@ func measure(ctx context.Context, c config, progress io.Writer) ([]result, error
 				if !selected(c.only, v.name) {
 					continue
 				}
-				r := result{size: s, cut: cut.name, variant: v.name}
+				r := result{size: s, cut: cut.name, variant: v.name, eligible: cut.eligible}
 				if strings.HasPrefix(v.name, "pg_partman") && !partmanOK {
 					r.skipped = "pg_partman not installable here"
 					results = append(results, r)
@@ -225,7 +243,7 @@ func report(c config, results []result) string {
 	rowPath := map[string]time.Duration{}
 	for _, r := range results {
 		if strings.Contains(r.variant, "row path") {
-			rowPath[r.size.String()+r.cut] = r.took
+			rowPath[r.size.String()+r.cut] = r.estimate()
 		}
 	}
 	for _, r := range results {
@@ -238,11 +256,16 @@ func report(c config, results []result) string {
 			ratio = fmt.Sprintf("%.1f×", float64(rp)/float64(r.took))
 		}
 		keep := "exact (both EXCEPTs empty)"
-		if r.extra != 0 || r.missing != 0 {
+		wall := fmt.Sprintf("%.2f", r.took.Seconds())
+		switch {
+		case r.bounded():
+			wall = fmt.Sprintf("stopped at %.0f; est. %.0f", r.took.Seconds(), r.estimate().Seconds())
+			keep = fmt.Sprintf("not finished (%d expired left, %d kept lost)", r.extra, r.missing)
+		case r.extra != 0 || r.missing != 0:
 			keep = fmt.Sprintf("differs: %d expired left, %d kept lost", r.extra, r.missing)
 		}
-		fmt.Fprintf(&w, "| %s | %s | %s | %.2f | %d | %s | %d | %.1f | %.1f | %.1f | %.1f | %d | %s |\n",
-			r.size, r.cut, r.variant, r.took.Seconds(), r.left, ratio, r.fg.n, ms(r.fg.p99), ms(r.fg.longest), ms(r.fg.lockWait), float64(r.wal)/(1<<20), r.dead, keep)
+		fmt.Fprintf(&w, "| %s | %s | %s | %s | %d | %s | %d | %.1f | %.1f | %.1f | %.1f | %d | %s |\n",
+			r.size, r.cut, r.variant, wall, r.left, ratio, r.fg.n, ms(r.fg.p99), ms(r.fg.longest), ms(r.fg.lockWait), float64(r.wal)/(1<<20), r.dead, keep)
 	}
 	return w.String()
 }
