@@ -16,8 +16,10 @@ import (
 // the foreground inserts.
 type fixture struct {
 	size
-	prefix string    // table names start with it
-	base   time.Time // lower bound of the first partition
+	prefix  string    // table names start with it
+	base    time.Time // lower bound of the first partition
+	schema  string    // the schema the tables are made in (current_schema())
+	partman string    // the schema of the pg_partman extension ("" where it is not installed)
 }
 
 func newFixture(s size, prefix string, now time.Time) fixture {
@@ -27,7 +29,10 @@ func newFixture(s size, prefix string, now time.Time) fixture {
 
 func (f fixture) src() string   { return f.prefix + "_src" }
 func (f fixture) table() string { return f.prefix + "_ev" }
-func (f fixture) total() int    { return f.parts * f.rows }
+
+// parent is the table as pg_partman names it.
+func (f fixture) parent() string { return f.schema + "." + f.table() }
+func (f fixture) total() int     { return f.parts * f.rows }
 func (f fixture) day(d int) time.Time {
 	return f.base.AddDate(0, 0, d)
 }
@@ -69,7 +74,22 @@ FROM generate_series(1::bigint, %d) g`, f.src(), f.base.Format(time.RFC3339), f.
 }
 
 func (f fixture) drop(ctx context.Context, db *bun.DB) error {
+	if err := f.dropPartman(ctx, db); err != nil {
+		return err
+	}
 	return execAll(ctx, db, "DROP TABLE IF EXISTS "+f.src(), "DROP TABLE IF EXISTS "+f.table())
+}
+
+// dropPartman removes what pg_partman keeps of the table: its part_config row and its
+// template table.
+func (f fixture) dropPartman(ctx context.Context, db *bun.DB) error {
+	if f.partman == "" {
+		return nil
+	}
+	if _, err := db.DB.ExecContext(ctx, "DELETE FROM "+f.partman+".part_config WHERE parent_table = $1", f.parent()); err != nil {
+		return fmt.Errorf("pg_partman part_config: %w", err)
+	}
+	return execAll(ctx, db, "DROP TABLE IF EXISTS "+f.partman+".template_"+f.schema+"_"+f.table())
 }
 
 const tableColumns = " (id bigint NOT NULL, at timestamptz NOT NULL, payload text NOT NULL, PRIMARY KEY (at, id)) PARTITION BY RANGE (at)"
@@ -94,13 +114,15 @@ func (f fixture) createTable(ctx context.Context, db *bun.DB) error {
 // createPartman makes the table with pg_partman's create_parent (daily, from the first
 // day, two days made ahead, and its default partition), in UTC.
 func (f fixture) createPartman(ctx context.Context, db *bun.DB) error {
-	if err := execAll(ctx, db, "CREATE EXTENSION IF NOT EXISTS pg_partman", "DROP TABLE IF EXISTS "+f.table(),
-		"DELETE FROM part_config WHERE parent_table = 'public."+f.table()+"'", "CREATE TABLE "+f.table()+tableColumns); err != nil {
+	if err := f.dropPartman(ctx, db); err != nil {
+		return err
+	}
+	if err := execAll(ctx, db, "DROP TABLE IF EXISTS "+f.table(), "CREATE TABLE "+f.table()+tableColumns); err != nil {
 		return err
 	}
 	err := inUTC(ctx, db, func(conn *sql.Conn) error {
-		_, err := conn.ExecContext(ctx, "SELECT create_parent(p_parent_table := $1, p_control := 'at', p_type := 'native', p_interval := 'daily', p_premake := 2, p_start_partition := $2, p_jobmon := false)",
-			"public."+f.table(), f.base.Format("2006-01-02 15:04:05+00"))
+		_, err := conn.ExecContext(ctx, "SELECT "+f.partman+".create_parent(p_parent_table := $1, p_control := 'at', p_type := 'native', p_interval := 'daily', p_premake := 2, p_start_partition := $2, p_jobmon := false)",
+			f.parent(), f.base.Format("2006-01-02 15:04:05+00"))
 		return err
 	})
 	if err != nil {

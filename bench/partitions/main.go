@@ -37,8 +37,10 @@ type config struct {
 	workers     int
 	lockTimeout time.Duration
 	rowBound    time.Duration
-	only        string
-	out         string
+	// createExtension installs pg_partman in the database when it is not there.
+	createExtension bool
+	only            string
+	out             string
 }
 
 func main() {
@@ -50,6 +52,7 @@ func main() {
 	flag.IntVar(&c.workers, "workers", 4, "foreground connections")
 	flag.DurationVar(&c.lockTimeout, "lock-timeout", time.Second, "partitions.lock_timeout of the pass")
 	flag.DurationVar(&c.rowBound, "row-bound", 0, "stop the row path after this long and estimate its time to an empty eligible set from its rate (zero: run it to the end)")
+	flag.BoolVar(&c.createExtension, "create-extension", true, "CREATE EXTENSION pg_partman in the database when it is not installed")
 	flag.StringVar(&c.only, "only", "", "run only the variants whose name contains one of these comma-separated strings")
 	flag.StringVar(&c.out, "out", "", "write the markdown report here (default stdout)")
 	flag.Parse()

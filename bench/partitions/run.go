@@ -68,12 +68,12 @@ func tablePass(withPartitions bool) func(context.Context, config, fixture, *bun.
 func partman(ctx context.Context, _ config, f fixture, db *bun.DB, cutoff time.Time) (time.Duration, error) {
 	var took time.Duration
 	err := inUTC(ctx, db, func(conn *sql.Conn) error {
-		if _, err := conn.ExecContext(ctx, "UPDATE part_config SET retention = (now() - $1::timestamptz)::text, retention_keep_table = false WHERE parent_table = $2",
-			cutoff, "public."+f.table()); err != nil {
+		if _, err := conn.ExecContext(ctx, "UPDATE "+f.partman+".part_config SET retention = (now() - $1::timestamptz)::text, retention_keep_table = false WHERE parent_table = $2",
+			cutoff, f.parent()); err != nil {
 			return err
 		}
 		start := time.Now()
-		_, err := conn.ExecContext(ctx, "SELECT run_maintenance(p_parent_table := $1, p_jobmon := false)", "public."+f.table())
+		_, err := conn.ExecContext(ctx, "SELECT "+f.partman+".run_maintenance(p_parent_table := $1, p_jobmon := false)", f.parent())
 		took = time.Since(start)
 		return err
 	})
@@ -138,10 +138,18 @@ func measure(ctx context.Context, c config, progress io.Writer) ([]result, error
 	suffix := make([]byte, 3)
 	_, _ = rand.Read(suffix)
 	prefix := "pb_" + hex.EncodeToString(suffix)
-	partmanOK := db.DB.QueryRowContext(ctx, "SELECT 1 FROM pg_available_extensions WHERE name = 'pg_partman'").Scan(new(int)) == nil
+	if c.createExtension {
+		_, _ = db.DB.ExecContext(ctx, "CREATE EXTENSION IF NOT EXISTS pg_partman") // absent: its rows say not run
+	}
+	var partman sql.NullString
+	var schema string
+	if err := db.DB.QueryRowContext(ctx, "SELECT (SELECT extnamespace::regnamespace::text FROM pg_extension WHERE extname = 'pg_partman'), current_schema()").Scan(&partman, &schema); err != nil {
+		return nil, err
+	}
 	var results []result
 	for _, s := range c.sizes {
 		f := newFixture(s, prefix, time.Now())
+		f.schema, f.partman = schema, partman.String
 		fmt.Fprintf(progress, "fixture: %s\n", s)
 		if err := f.build(ctx, db); err != nil {
 			return nil, err
@@ -152,8 +160,8 @@ func measure(ctx context.Context, c config, progress io.Writer) ([]result, error
 					continue
 				}
 				r := result{size: s, cut: cut.name, variant: v.name, eligible: cut.eligible}
-				if strings.HasPrefix(v.name, "pg_partman") && !partmanOK {
-					r.skipped = "pg_partman not installable here"
+				if strings.HasPrefix(v.name, "pg_partman") && f.partman == "" {
+					r.skipped = "pg_partman is not installed in the database"
 					results = append(results, r)
 					continue
 				}
@@ -169,7 +177,6 @@ func measure(ctx context.Context, c config, progress io.Writer) ([]result, error
 		if err := f.drop(ctx, db); err != nil {
 			return nil, err
 		}
-		_, _ = db.DB.ExecContext(ctx, "DELETE FROM part_config WHERE parent_table = $1", "public."+f.table())
 	}
 	return results, nil
 }

@@ -13,7 +13,8 @@ import (
 // without partitions:, leaves a keep-set other than the SQL reference, or if pg_partman
 // (whole partitions only) does anything but leave the half partition below the
 // mid-partition cutoff. It is the harness's test, not a measurement (make bench runs
-// that). It needs TEST_DATABASE_URL; the pg_partman rows need the extension.
+// that). It needs TEST_DATABASE_URL; the pg_partman rows run only where the extension
+// is installed in that database (the test does not install it).
 func TestHarnessSmoke(t *testing.T) {
 	dsn := os.Getenv("TEST_DATABASE_URL")
 	if dsn == "" {
