@@ -65,18 +65,17 @@ func TestExpiredButContendedStatus(t *testing.T) {
 	// swept waits for the pass's sweep number n to end (a bound on a hang).
 	swept := func(n int64) actors.PassStatus {
 		t.Helper()
-		deadline := time.Now().Add(time.Minute)
-		for {
+		var ended actors.PassStatus
+		waitUntil(t, func() bool {
 			for _, s := range rt.Status().Passes {
 				if s.Name == "events" && s.Sweeps >= n && s.State == actors.StateWaiting && !s.LastSweepEnded.IsZero() {
-					return s
+					ended = s
+					return true
 				}
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("sweep %d of events did not end", n)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+			return false
+		})
+		return ended
 	}
 	first := swept(1)
 	if first.ExpiredPartitionsLeft != 3 || !strings.HasPrefix(first.ExpiredPartitionsReason, "contended: ") {

@@ -115,13 +115,16 @@ func foregroundWaits(t *testing.T, concurrently bool) {
 	}
 	// The detach first: it waits for the holder (or, given CONCURRENTLY's steps, runs).
 	deadline := time.Now().Add(time.Minute) // a bound on a hang
+	// The server is sampled every 2 ms: a sampling rate, not a wait the test relies on.
+	sample := time.NewTicker(2 * time.Millisecond)
+	defer sample.Stop()
 	var detachPid int64
 	for detachPid == 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("the sweep's detach never showed in pg_stat_activity")
 		}
 		detachPid = look().detach
-		time.Sleep(2 * time.Millisecond)
+		<-sample.C
 	}
 	fgDone := make(chan error, 1)
 	go func() {
@@ -160,7 +163,7 @@ func foregroundWaits(t *testing.T, concurrently bool) {
 		if time.Now().After(deadline) {
 			t.Fatal("the foreground query never finished")
 		}
-		time.Sleep(2 * time.Millisecond)
+		<-sample.C
 	}
 	res := <-swept
 	if res.err != nil {
