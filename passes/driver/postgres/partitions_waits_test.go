@@ -66,7 +66,10 @@ func foregroundWaits(t *testing.T, concurrently bool) {
 	if err := fg.QueryRowContext(ctx, "SELECT pg_backend_pid()").Scan(&fgPid); err != nil {
 		t.Fatal(err)
 	}
-	lockTimeout := 300 * time.Millisecond
+	// Long enough that the foreground, started once the detach shows, reaches its lock
+	// while the detach still waits, even on a machine crowded by make test: at 300 ms a
+	// CI run saw the detach give up first, and the test exercised no wait.
+	lockTimeout := 2 * time.Second
 	tbl := w.table("events", &passes.PartitionSpec{Concurrently: &concurrently, LockTimeout: lockTimeout}, nil)
 	type result struct {
 		swept partSwept
