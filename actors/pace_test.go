@@ -125,12 +125,13 @@ func (f *paceFixture) newTable(t *testing.T) *passes.Table {
 	return tbl
 }
 
-func startAdaptive(t *testing.T, f *paceFixture, ev *paceEvents, maxBatches int) *actors.Runtime {
+// startAdaptive runs f's table under adaptive pacing; commitProbe is Options.CommitProbe.
+func startAdaptive(t *testing.T, f *paceFixture, ev *paceEvents, maxBatches int, commitProbe bool) *actors.Runtime {
 	t.Helper()
 	tbl := f.newTable(t)
 	opts := passes.DefaultOptions()
 	opts.RetentionPeriod, opts.MaxStartupStagger, opts.MaxBatchesPerSweep = passes.Retain(time.Hour), 0, maxBatches
-	opts.Pacing = passes.PacingAdaptive
+	opts.Pacing, opts.CommitProbe = passes.PacingAdaptive, commitProbe
 	rt := actors.New(actors.Config{Logger: quietLogger(), Observers: []actors.Observer{ev}})
 	if err := rt.Register(tbl.Registration(opts)); err != nil {
 		t.Fatal(err)
@@ -154,7 +155,7 @@ func TestAdaptivePassLearnsABaselineAndSizesItsBatches(t *testing.T) {
 		const rows = 5000 // several batch sizes on every database, under the race detector too
 		f := newPaceFixture(t, db, rows)
 		ev := &paceEvents{sizes: map[int]int{}}
-		rt := startAdaptive(t, f, ev, passes.Unbounded)
+		rt := startAdaptive(t, f, ev, passes.Unbounded, true)
 		ev.waitFor(t, "end of the sweep", 2*time.Minute, func() bool { return len(ev.done) > 0 })
 		ev.mu.Lock()
 		defer ev.mu.Unlock()
@@ -177,7 +178,8 @@ func TestAdaptivePassLearnsABaselineAndSizesItsBatches(t *testing.T) {
 		if d.Reason != actors.Drained || d.Rows != rows || d.Pace == nil || d.Pace.MaxBatch < d.Pace.MinBatch || d.Pace.Baseline <= 0 {
 			t.Fatalf("sweep done %+v (pace %+v), want all %d rows drained with a pace summary", d, d.Pace, rows)
 		}
-		// Where the database has a commit probe, its baseline is learned beside the probe's.
+		// With CommitProbe on, where the database has a commit probe, its baseline is
+		// learned beside the probe's.
 		if has, err := f.newTable(t).Signals().CommitProbe(context.Background()); err != nil {
 			t.Fatalf("commit probe: %v", err)
 		} else if has != (d.Pace.CommitBaseline > 0) {
@@ -202,7 +204,7 @@ func TestAdaptivePassBacksOffOnASlowProbeAndRecovers(t *testing.T) {
 	db := dbtest.Postgres(t)
 	f := newPaceFixture(t, db, 1_000_000)
 	ev := &paceEvents{sizes: map[int]int{}}
-	rt := startAdaptive(t, f, ev, passes.Unbounded)
+	rt := startAdaptive(t, f, ev, passes.Unbounded, false)
 	ctx := context.Background()
 	ev.waitFor(t, "baseline", 30*time.Second, func() bool { return ev.has(pacing.ReasonBaseline) })
 	if _, err := db.ExecContext(ctx, "INSERT INTO "+f.gate+" SELECT g FROM generate_series(1, 100000) g"); err != nil {
@@ -229,6 +231,9 @@ func TestAdaptivePassBacksOffOnASlowProbeAndRecovers(t *testing.T) {
 	}
 	if st := rt.Status().Passes[0].Pace; st == nil || st.Cuts == 0 || st.BackingOff <= 0 {
 		t.Errorf("status pace %+v, want cuts and time spent backing off", st)
+	} else if st.CommitBaseline != 0 || st.Commit != 0 {
+		// PostgreSQL has a commit probe, but CommitProbe is off (the default): never run.
+		t.Errorf("status pace %+v: the commit probe ran although the pass leaves it off", st)
 	}
 	if recovered.At.Before(backoff.At) {
 		t.Errorf("recovered at %v before the back-off at %v", recovered.At, backoff.At)

@@ -53,7 +53,8 @@ type pacer struct {
 	gen     uint64
 	ticks   int
 	busy    bool // a round of signals is running
-	// noCommit: the commit probe reported no signal or failed (a standby, a read-only
+	// noCommit: the pass leaves the commit probe out (Options.CommitProbe, off by
+	// default), or the probe reported no signal or failed (a standby, a read-only
 	// role); it is not tried again by this actor.
 	noCommit bool
 	jobs     chan func()
@@ -72,7 +73,8 @@ type paceSweep struct {
 func newPacer(o passes.Options, signals passes.PaceSignals) *pacer {
 	ctl := pacing.New(pacing.Config{MinBatch: min(pacing.DefaultMinBatch, o.BatchSize), MaxBatch: o.BatchSize,
 		MinDelay: o.BatchDelay, MaxDelay: max(pacing.DefaultMaxDelay, o.BatchDelay), MaxReplicaLag: o.ReplicaLagLimit()})
-	return &pacer{ctl: ctl, signals: signals}
+	// Without CommitProbe the probe is never run, as if the database had none.
+	return &pacer{ctl: ctl, signals: signals, noCommit: !o.CommitProbe}
 }
 
 // adaptive reports whether the pass is paced by its controller now: its options say

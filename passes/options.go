@@ -55,6 +55,12 @@ type Options struct {
 	// MaxReplicaLag is the replica lag above which an adaptive pass backs off. Zero
 	// means DefaultMaxReplicaLag (1s).
 	MaxReplicaLag time.Duration
+	// CommitProbe adds the commit probe (a one-record write and its commit, timed ten
+	// times a second; PostgreSQL only) to an adaptive pass's signals. Off by default:
+	// in every benchmark run it cost a third to two thirds of the drain rate for a
+	// foreground p99 gain no run could tell from its own noise (docs/pacing.md). Turn it
+	// on where the application's commits, not its reads, are what the drain delays.
+	CommitProbe bool
 }
 
 // Unbounded is the MaxBatchesPerSweep of a sweep that runs until the backlog is gone.

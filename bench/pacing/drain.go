@@ -21,14 +21,14 @@ import (
 // variant is one pace under test: fixed batch and pause, or the adaptive controller
 // with its defaults (batch_size 500 as its ceiling, no pause as its floor).
 type variant struct {
-	name     string
-	adaptive bool
-	batch    int
-	delay    time.Duration
-	maxLag   time.Duration // adaptive: max_replica_lag; 0 is the default
-	probe    string        // adaptive: probe_query; empty is the default
-	noCommit bool          // adaptive: without the commit probe (what the probe costs)
-	none     bool          // no drain at all: the reference runs
+	name            string
+	adaptive        bool
+	batch           int
+	delay           time.Duration
+	maxLag          time.Duration // adaptive: max_replica_lag; 0 is the default
+	probe           string        // adaptive: probe_query; empty is the default
+	withCommitProbe bool          // adaptive: Options.CommitProbe on (off by default; what the probe costs)
+	none            bool          // no drain at all: the reference runs
 	// The sweep's synchronous_commit: "on" for a +durable variant, else empty (the pass's default off).
 	synchronousCommit string
 }
@@ -38,7 +38,8 @@ type variant struct {
 const commitProbe = "SELECT pg_logical_emit_message(true, 'retention-probe', '')"
 
 // parseVariant reads "fixed:BATCH:DELAY", "adaptive", "adaptive:LAG" or "none";
-// "adaptive-commit" is adaptive with commitProbe for its probe. A "+durable" suffix on a
+// "adaptive-commit" is adaptive with commitProbe for its probe, "adaptive-commitprobe"
+// adaptive with Options.CommitProbe on beside its read probe. A "+durable" suffix on a
 // drain has its sweep commit with synchronous_commit on: whether the application's
 // commits wait less when the sweep has flushed its own WAL.
 func parseVariant(s string) (variant, error) {
@@ -62,8 +63,10 @@ func parsePace(s string) (variant, error) {
 	switch {
 	case s == "none":
 		return variant{none: true}, nil
-	case (f[0] == "adaptive" || f[0] == "adaptive-commit" || f[0] == "adaptive-readonly") && len(f) <= 2:
-		v := variant{adaptive: true, batch: passes.DefaultBatchSize, noCommit: f[0] == "adaptive-readonly"}
+	case (f[0] == "adaptive" || f[0] == "adaptive-commit" || f[0] == "adaptive-commitprobe" || f[0] == "adaptive-readonly") && len(f) <= 2:
+		// adaptive-readonly (adaptive without the commit probe) is what adaptive has been
+		// since the probe became opt-in; it stays so the earlier runs' commands still run.
+		v := variant{adaptive: true, batch: passes.DefaultBatchSize, withCommitProbe: f[0] == "adaptive-commitprobe"}
 		if f[0] == "adaptive-commit" {
 			v.probe = commitProbe
 		}
@@ -86,14 +89,8 @@ func parsePace(s string) (variant, error) {
 		}
 		return variant{batch: n, delay: d}, nil
 	}
-	return variant{}, errors.New("want fixed:BATCH:DELAY, adaptive[:MAXLAG], adaptive-commit[:MAXLAG], adaptive-readonly[:MAXLAG] or none; a drain may end in +durable")
+	return variant{}, errors.New("want fixed:BATCH:DELAY, adaptive[:MAXLAG], adaptive-commit[:MAXLAG], adaptive-commitprobe[:MAXLAG] or none; a drain may end in +durable")
 }
-
-// readOnlySignals are a pass's signals without the commit probe: adaptive-readonly, the
-// controller as it was before it had one, to measure what the probe costs the drain.
-type readOnlySignals struct{ passes.PaceSignals }
-
-func (readOnlySignals) CommitProbe(context.Context) (bool, error) { return false, nil }
 
 // batchAt is one batch as the runtime reported it, stamped when the event arrived.
 type batchAt struct {
@@ -142,7 +139,7 @@ func startDrain(ctx context.Context, db *bun.DB, v variant) (*drainer, error) {
 	opts.RetentionPeriod = passes.Retain(30 * 24 * time.Hour)
 	opts.BatchSize, opts.BatchDelay, opts.MaxStartupStagger = v.batch, v.delay, 0
 	opts.MaxBatchesPerSweep, opts.SweepInterval = passes.Unbounded, 24*time.Hour
-	opts.MaxReplicaLag = v.maxLag
+	opts.MaxReplicaLag, opts.CommitProbe = v.maxLag, v.withCommitProbe
 	if v.adaptive {
 		opts.Pacing = passes.PacingAdaptive
 	}
@@ -152,9 +149,6 @@ func startDrain(ctx context.Context, db *bun.DB, v variant) (*drainer, error) {
 	d.rt = actors.New(actors.Config{Logger: quiet, Observers: []actors.Observer{d},
 		SlotPools: func(string, int) actors.AdmissionPool { return d.pool }})
 	reg := tbl.Registration(opts)
-	if v.noCommit {
-		reg.Signals = readOnlySignals{reg.Signals}
-	}
 	if err := d.rt.Register(reg); err != nil {
 		return nil, err
 	}

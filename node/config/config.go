@@ -73,8 +73,11 @@ type PassConfig struct {
 	// ProbeQuery is the query an adaptive pass times; empty: a lookup of the newest key.
 	ProbeQuery string `yaml:"probe_query"`
 	// MaxReplicaLag is the replica lag above which an adaptive pass backs off (1s).
-	MaxReplicaLag *Duration     `yaml:"max_replica_lag"`
-	Children      []ChildConfig `yaml:"children"`
+	MaxReplicaLag *Duration `yaml:"max_replica_lag"`
+	// CommitProbe adds the commit probe to an adaptive pass's signals (default false;
+	// docs/pacing.md says what it costs).
+	CommitProbe *bool         `yaml:"commit_probe"`
+	Children    []ChildConfig `yaml:"children"`
 	// StrictReferences refuses a table that references the pass's tables with a foreign
 	// key children does not list, instead of warning (default false).
 	StrictReferences *bool `yaml:"strict_references"`
@@ -281,6 +284,7 @@ func (p PassConfig) Build() (passes.Options, passes.TableSpec, error) {
 	set(p.MaxStartupStagger, &o.MaxStartupStagger)
 	set(p.BatchTimeout, &o.BatchTimeout)
 	set(p.MaxReplicaLag, &o.MaxReplicaLag)
+	o.CommitProbe = boolOr(p.CommitProbe, false)
 	o.Pacing = passes.Pacing(p.Pacing)
 	spec := passes.TableSpec{ProbeQuery: p.ProbeQuery, Table: p.Table, Timestamp: p.Timestamp, TimestampFormat: passes.TimestampFormat(p.TimestampFormat),
 		TimestampZone: p.TimestampZone, Where: p.Where, Children: children(p.Children), SynchronousCommit: p.SynchronousCommit}

@@ -13,11 +13,12 @@ const pacingHead = "database:\n  driver: sqlite\n  dsn: x.db\n"
 const pacingPasses = `passes:
   - { name: a, table: a, key: id, timestamp: at, retention_period: 1d }
   - { name: b, table: b, key: id, timestamp: at, retention_period: 1d, pacing: fixed,
-      max_batches_per_sweep: 0, probe_query: "SELECT 1", max_replica_lag: 3s }
+      max_batches_per_sweep: 0, probe_query: "SELECT 1", max_replica_lag: 3s, commit_probe: true }
 `
 
 // node.pacing is the pacing of every pass that names none; a pass's own wins; the
-// default is fixed; max_batches_per_sweep 0 is an unbounded sweep.
+// default is fixed; max_batches_per_sweep 0 is an unbounded sweep; the commit probe is
+// off unless a pass turns it on.
 func TestPacingDefaults(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -44,11 +45,11 @@ func TestPacingDefaults(t *testing.T) {
 		if a.Options.Pacing != tt.wantA || a.Options.Adaptive() != (tt.wantA == passes.PacingAdaptive) {
 			t.Errorf("%q: pass a pacing %q, want %q", tt.node, a.Options.Pacing, tt.wantA)
 		}
-		if b.Options.Pacing != passes.PacingFixed || b.Options.Bounded() || b.Options.MaxReplicaLag != 3*time.Second || b.Spec.ProbeQuery != "SELECT 1" {
-			t.Errorf("%q: pass b %+v %+v, want its own fixed pacing, unbounded, 3s lag and its probe", tt.node, b.Options, b.Spec)
+		if b.Options.Pacing != passes.PacingFixed || b.Options.Bounded() || b.Options.MaxReplicaLag != 3*time.Second || b.Spec.ProbeQuery != "SELECT 1" || !b.Options.CommitProbe {
+			t.Errorf("%q: pass b %+v %+v, want its own fixed pacing, unbounded, 3s lag, its probe and the commit probe", tt.node, b.Options, b.Spec)
 		}
-		if !a.Options.Bounded() || a.Options.ReplicaLagLimit() != time.Second {
-			t.Errorf("%q: pass a %+v, want bounded with the 1s lag default", tt.node, a.Options)
+		if !a.Options.Bounded() || a.Options.ReplicaLagLimit() != time.Second || a.Options.CommitProbe {
+			t.Errorf("%q: pass a %+v, want bounded with the 1s lag default and no commit probe", tt.node, a.Options)
 		}
 	}
 }
