@@ -45,6 +45,10 @@ func variants(c config) []variant {
 	return []variant{
 		{name: "retention table pass, batch 500", purge: tablePass(500)},
 		{name: "retention table pass, batch 5000", purge: tablePass(5000)},
+		// Paced to sit between pt-archiver's own paces: batch 500 every 10 ms is at most
+		// 50 batches a second, about what --bulk-delete --limit 500 reached on a quiet
+		// machine, so the p99 ratio compares sweeps of a like rate.
+		{name: "retention table pass, batch 500, batch_delay 10ms", purge: tablePassPaced(500, 10*time.Millisecond)},
 		{name: "pt-archiver --purge (defaults: --limit 1 --txn-size 1)", slow: true, purge: pt()},
 		{name: "pt-archiver --purge --limit 500 --commit-each", purge: pt("--limit", "500", "--commit-each")},
 		{name: "pt-archiver --purge --bulk-delete --limit 500", purge: pt("--bulk-delete", "--limit", "500")},
@@ -64,6 +68,11 @@ func (c config) boundOf(v variant) time.Duration {
 // child, on an actors.Runtime, through the MySQL driver with its defaults; it is timed
 // from SweepStarted to SweepDone, as bench/drain times it (onesweep.Run).
 func tablePass(batch int) func(context.Context, config, string, shape, time.Duration) (outcome, error) {
+	return tablePassPaced(batch, 0)
+}
+
+// tablePassPaced is tablePass with a batch_delay of delay between batches.
+func tablePassPaced(batch int, delay time.Duration) func(context.Context, config, string, shape, time.Duration) (outcome, error) {
 	return func(ctx context.Context, c config, dbName string, s shape, bound time.Duration) (outcome, error) {
 		db, err := passes.Open(ctx, "mysql", c.dsnFor(dbName))
 		if err != nil {
@@ -77,7 +86,7 @@ func tablePass(batch int) func(context.Context, config, string, shape, time.Dura
 		if err != nil {
 			return outcome{}, err
 		}
-		r, err := onesweep.Run(ctx, tbl, batch, s.cutoff(), bound)
+		r, err := onesweep.RunPaced(ctx, tbl, batch, delay, s.cutoff(), bound)
 		return outcome{elapsed: r.Elapsed, rows: r.Rows}, err
 	}
 }

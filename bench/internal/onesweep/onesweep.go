@@ -40,9 +40,17 @@ type Result struct {
 // of a sweep, and runs its first sweep to the end, or for at most bound (zero: no
 // bound; the runtime then cancels the batch under way, whose transaction rolls back).
 func Run(ctx context.Context, tbl *passes.Table, batch int, cutoff time.Time, bound time.Duration) (Result, error) {
+	return RunPaced(ctx, tbl, batch, 0, cutoff, bound)
+}
+
+// RunPaced is Run with a pause of delay between batches (the pass's batch_delay): a
+// fixed pace, for a benchmark that compares a paced sweep with a tool paced its own
+// way. Adaptive pacing cannot run here: its controller reads the runtime's clock, which
+// FixedClock stops.
+func RunPaced(ctx context.Context, tbl *passes.Table, batch int, delay time.Duration, cutoff time.Time, bound time.Duration) (Result, error) {
 	retention := time.Hour
 	opts := passes.DefaultOptions()
-	opts.RetentionPeriod, opts.BatchSize, opts.MaxStartupStagger = passes.Retain(retention), batch, 0
+	opts.RetentionPeriod, opts.BatchSize, opts.BatchDelay, opts.MaxStartupStagger = passes.Retain(retention), batch, delay, 0
 	opts.MaxBatchesPerSweep, opts.BatchTimeout = 1<<30, 0
 	quiet := logrus.New()
 	quiet.SetOutput(io.Discard)
