@@ -14,7 +14,8 @@ import (
 	"github.com/retentionkit/retention/passes/passtest"
 )
 
-// batchDeletes keeps the batch deletes a table sends, as the database received them.
+// batchDeletes keeps the deletes from table events a table sends, as the database
+// received them.
 type batchDeletes struct {
 	mu      sync.Mutex
 	queries []string
@@ -25,7 +26,7 @@ func (c *batchDeletes) BeforeQuery(ctx context.Context, _ *bun.QueryEvent) conte
 }
 
 func (c *batchDeletes) AfterQuery(_ context.Context, e *bun.QueryEvent) {
-	if strings.Contains(strings.ToUpper(e.Query), "DELETE FROM") {
+	if strings.Contains(e.Query, `DELETE FROM "events"`) {
 		c.mu.Lock()
 		c.queries = append(c.queries, e.Query)
 		c.mu.Unlock()
