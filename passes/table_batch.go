@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -130,6 +131,12 @@ func (t *Table) deleteNext(ctx context.Context, db bun.IDB, n int, cut cutoff, p
 	}
 	if len(t.key) == 1 {
 		shape.OneKey = t.col(t.key[0])
+	} else if slices.Contains(t.key, t.spec.Timestamp) {
+		shape.Stamp = &driver.KeyStamp{
+			Column: t.col(t.spec.Timestamp),
+			Name:   bun.Ident(t.spec.Timestamp),
+			Key:    columnList("", t.key),
+		}
 	}
 	query, ordered := t.drv.DeleteNext(db, shape)
 	rows, err := db.QueryContext(ctx, query)

@@ -68,6 +68,14 @@ type DeleteNext struct {
 	Key, OneKey schema.QueryAppender
 	// Candidates selects the key columns of the next rows, in order, with their limit.
 	Candidates *bun.SelectQuery
+	// Stamp is set when the key has several columns and one of them is the pass's
+	// timestamp (nil otherwise). A condition on the timestamp beside the key's is then
+	// implied by the key's equality, so it never changes which rows go, and it lets a
+	// driver's planner prune the partitions of a table partitioned by the timestamp (a
+	// partitioned table's key must hold its partition column) and reach the rows through
+	// the timestamp's index, instead of joining the candidates to a scan of every
+	// partition (issue 25).
+	Stamp *KeyStamp
 	// Returning lists the key columns then the timestamp, unqualified; the rows are
 	// scanned in that order. A key that holds the timestamp names it twice.
 	Returning schema.QueryAppender
@@ -76,4 +84,16 @@ type DeleteNext struct {
 	// (tenant, id), "3, 2" for key (at, id) with timestamp at. By name, a timestamp that
 	// is also a key column would be ambiguous in the result (SQLSTATE 42702).
 	Order schema.QueryAppender
+}
+
+// KeyStamp names the timestamp column of a several-column key that holds it, for a
+// condition on the timestamp implied by the key's equality (DeleteNext.Stamp).
+type KeyStamp struct {
+	// Column is the timestamp column qualified by the swept table.
+	Column schema.QueryAppender
+	// Name is the timestamp column unqualified, as the candidates' result names it.
+	Name schema.QueryAppender
+	// Key is the key's columns unqualified, as a list in the key's order, as the
+	// candidates' result names them.
+	Key schema.QueryAppender
 }
