@@ -34,7 +34,7 @@ func TestExpiredButContendedSurfaces(t *testing.T) {
 		}
 	}
 	t.Cleanup(func() {
-		for _, table := range []string{"parts", "parts_m1", "parts_m2", "parts_rest", "quarantine", "backlog_sample", "settings", "dead_letter", "work_queue", "log", "metadata", "node", "migrations", "migration_locks"} {
+		for _, table := range []string{"parts", "parts_m1", "parts_m2", "parts_rest", "quarantine", "backlog_sample", "partition_retirements", "settings", "dead_letter", "work_queue", "log", "metadata", "node", "migrations", "migration_locks"} {
 			_, _ = db.ExecContext(context.Background(), "DROP TABLE IF EXISTS "+p+table)
 		}
 	})
