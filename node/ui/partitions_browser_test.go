@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -156,5 +157,32 @@ ledger:
 	}
 	if text, _ := cell(); text != "—" {
 		t.Fatalf("dashboard cell once retired: %q; want —", text)
+	}
+	// The node journals every retirement in its ledger: the contended attempt on m1
+	// and the retirements of both, each entry settled (the node was running throughout).
+	l, err := ledger.New(db, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, err := l.PartitionRetirements(bg, "parts", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outcomes := map[string][]string{}
+	for _, e := range entries {
+		name := e.Partition[strings.LastIndex(e.Partition, ".")+1:]
+		outcomes[name] = append(outcomes[name], e.Outcome)
+		if e.SettledAt == nil || e.Mode != "drop" || e.Lower == "" || e.Upper == "" {
+			t.Errorf("journal entry %+v: want settled, mode drop, both bounds", e)
+		}
+	}
+	// retiredOnce: the newest entry says retired and every older one contended (a
+	// later sweep may meet autovacuum's lock too).
+	retiredOnce := func(o []string) bool {
+		return len(o) > 0 && o[0] == "retired" && !slices.ContainsFunc(o[1:], func(s string) bool { return s != "contended" })
+	}
+	m1, m2 := outcomes[p+"parts_m1"], outcomes[p+"parts_m2"]
+	if !slices.Contains(m1, "contended") || !retiredOnce(m1) || !retiredOnce(m2) {
+		t.Fatalf("journal outcomes, newest first, %v; want m1 contended, then retired once; m2 retired once", outcomes)
 	}
 }
