@@ -172,8 +172,8 @@ ledger:
 	for _, e := range entries {
 		name := e.Partition[strings.LastIndex(e.Partition, ".")+1:]
 		outcomes[name] = append(outcomes[name], e.Outcome)
-		if e.SettledAt == nil || e.Mode != "drop" || e.Lower == "" || e.Upper == "" {
-			t.Errorf("journal entry %+v: want settled, mode drop, both bounds", e)
+		if e.SettledAt == nil || e.Mode != "drop" || e.Lower == "" || e.Upper == "" || e.NodeID == nil || *e.NodeID == "" {
+			t.Errorf("journal entry %+v: want settled, mode drop, both bounds, the node's id", e)
 		}
 	}
 	// retiredOnce: the newest entry says retired and every older one contended (a

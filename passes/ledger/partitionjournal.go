@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"sync/atomic"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -44,13 +45,35 @@ type PartitionRetirement struct {
 type PartitionJournal struct {
 	ledger *Ledger
 	clock  clock.Clock
+	// node is the node id SetNode gave, shared by every copy: a node builds its table
+	// passes, journal included, before it joins the ledger and learns its id.
+	node *atomic.Pointer[string]
 }
 
 var _ passes.PartitionJournal = (*PartitionJournal)(nil)
 
 // PartitionJournal returns the ledger's partition journal.
 func (l *Ledger) PartitionJournal() *PartitionJournal {
-	return &PartitionJournal{ledger: l, clock: clock.Real()}
+	return &PartitionJournal{ledger: l, clock: clock.Real(), node: &atomic.Pointer[string]{}}
+}
+
+// SetNode names the node the entries are written by from now on, in place of the
+// ledger's own (Ledger.ForNode): a node calls it once it has joined the ledger, after
+// its passes, which hold this journal, were built.
+func (j *PartitionJournal) SetNode(id string) {
+	if id == "" {
+		j.node.Store(nil)
+		return
+	}
+	j.node.Store(&id)
+}
+
+// nodeID is the node id an entry records, nil for none.
+func (j *PartitionJournal) nodeID() *string {
+	if id := j.node.Load(); id != nil {
+		return id
+	}
+	return j.ledger.owner()
 }
 
 // WithClock returns the journal reading time from c (tests use a manual clock).
@@ -64,7 +87,7 @@ func (j *PartitionJournal) WithClock(c clock.Clock) *PartitionJournal {
 // statement of its own on the ledger's handle, so it is committed when it returns.
 func (j *PartitionJournal) Retiring(ctx context.Context, pass string, r passes.PartitionReport) (int64, error) {
 	l := j.ledger
-	e := &PartitionRetirement{PassName: pass, NodeID: l.owner(), Partition: r.Partition, Lower: r.Lower, Upper: r.Upper,
+	e := &PartitionRetirement{PassName: pass, NodeID: j.nodeID(), Partition: r.Partition, Lower: r.Lower, Upper: r.Upper,
 		EstimatedRows: int64(math.Round(r.EstimatedRows)), Mode: string(r.Mode), Cutoff: r.Cutoff.UTC(),
 		StartedAt: j.clock.Now().UTC(), Outcome: string(passes.RetirementStarted)}
 	if _, err := l.db.NewInsert().Model(e).ModelTableExpr(l.table("partition_retirements")).Returning("id").Exec(ctx); err != nil {

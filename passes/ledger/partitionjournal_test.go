@@ -32,6 +32,14 @@ func TestPartitionJournalRoundTrip(t *testing.T) {
 		if err != nil || other == id {
 			t.Fatalf("second entry: id %d (first %d), %v", other, id, err)
 		}
+		// A node names itself once it joined the ledger, after its passes were built.
+		j.SetNode("node-b")
+		if _, err := j.Retiring(ctx, "third", passes.PartitionReport{Partition: "public.y", Mode: passes.PartitionDrop, Cutoff: cutoff}); err != nil {
+			t.Fatal(err)
+		}
+		if third, err := l.PartitionRetirements(ctx, "third", 1); err != nil || len(third) != 1 || third[0].NodeID == nil || *third[0].NodeID != "node-b" {
+			t.Fatalf("entry after SetNode = %+v, %v; want node-b", third, err)
+		}
 		got, err := l.PartitionRetirements(ctx, "events", 0)
 		if err != nil {
 			t.Fatal(err)
@@ -50,8 +58,8 @@ func TestPartitionJournalRoundTrip(t *testing.T) {
 			t.Fatal(err)
 		}
 		all, err := l.PartitionRetirements(ctx, "", 0)
-		if err != nil || len(all) != 2 {
-			t.Fatalf("every entry = %+v, %v; want 2", all, err)
+		if err != nil || len(all) != 3 {
+			t.Fatalf("every entry = %+v, %v; want 3", all, err)
 		}
 		for _, e := range all {
 			switch e.PassName {
