@@ -100,19 +100,28 @@ ledger:
 		})
 		return pass
 	}
-	status := func() string {
+	// statusLine is the fields after the pass of `retention status`'s line of table kind
+	// (partitions, retired) for parts; ok is false when it has none.
+	statusLine := func(kind string) (string, bool, string) {
 		t.Helper()
 		out, err := exec.Command(binary, "status", "--config", path).CombinedOutput()
 		if err != nil {
 			t.Fatalf("retention status: %v\n%s", err, out)
 		}
 		for _, line := range strings.Split(string(out), "\n") {
-			if f := strings.Fields(line); len(f) >= 3 && f[0] == "partitions" && f[1] == "parts" {
-				return strings.Join(f[2:], " ")
+			if f := strings.Fields(line); len(f) >= 3 && f[0] == kind && f[1] == "parts" {
+				return strings.Join(f[2:], " "), true, string(out)
 			}
 		}
-		t.Fatalf("retention status has no partitions line for parts:\n%s", out)
-		return ""
+		return "", false, string(out)
+	}
+	status := func() string {
+		t.Helper()
+		line, ok, out := statusLine("partitions")
+		if !ok {
+			t.Fatalf("retention status has no partitions line for parts:\n%s", out)
+		}
+		return line
 	}
 	cell := func() (string, string) {
 		t.Helper()
@@ -184,5 +193,9 @@ ledger:
 	m1, m2 := outcomes[p+"parts_m1"], outcomes[p+"parts_m2"]
 	if !slices.Contains(m1, "contended") || !retiredOnce(m1) || !retiredOnce(m2) {
 		t.Fatalf("journal outcomes, newest first, %v; want m1 contended, then retired once; m2 retired once", outcomes)
+	}
+	// `retention status` shows the pass's latest entry: m2, the last one retired.
+	if line, ok, out := statusLine("retired"); !ok || !strings.Contains(line, p+"parts_m2 [") || !strings.Contains(line, " drop retired ") {
+		t.Fatalf("status's retired line for parts: %q; want parts_m2, drop, retired:\n%s", line, out)
 	}
 }
