@@ -82,6 +82,9 @@ func TestPartitionJournalEntryBeforeTheDetach(t *testing.T) {
 	if want := []string{"events_may retiring", "events_may retired", "events_june retiring", "events_june retired"}; !slices.Equal(got.outcomes(), want) {
 		t.Fatalf("reports %v, want %v", got.outcomes(), want)
 	}
+	if slices.ContainsFunc(got.reports, passes.PartitionReport.Warns) {
+		t.Fatalf("reports %+v: a retirement journaled in full warns", got.reports)
+	}
 	if !slices.Equal(checked, []string{"events_may", "events_june"}) {
 		t.Fatalf("journaled %v before their detach, want events_may and events_june", checked)
 	}
@@ -131,5 +134,35 @@ func TestPartitionJournalFailureDetachesNothing(t *testing.T) {
 	}
 	if after := w.ids("events"); !slices.Equal(before, after) {
 		t.Fatalf("the table holds %v, had %v", after, before)
+	}
+}
+
+// An outcome the journal cannot record after the drop leaves the entry retiring, which
+// is what is known; the sweep is not failed for it (the partition is gone either way)
+// and the retired report says the journal kept retiring.
+func TestPartitionJournalLostOutcomeStaysRetiring(t *testing.T) {
+	db := passtest.Postgres(t)
+	w := newTwins(t, db, "TIMESTAMPTZ", monthly, monthlyRows)
+	l := journalLedger(t, db)
+	table := ledger.DefaultPrefix + "partition_retirements"
+	// Once the entry is written, its table moves aside, so the outcome's update fails.
+	j := onRecord{PartitionJournal: l.PartitionJournal(), seen: func(int64, passes.PartitionReport) {
+		execAll(t, db, "ALTER TABLE "+table+" RENAME TO journal_aside")
+	}}
+	tbl := w.table("events", &passes.PartitionSpec{}, nil).WithPartitionJournal(j)
+	got := sweepReported(t, tbl, 3, time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC))
+	if !slices.Equal(got.outcomes(), []string{"events_may retiring", "events_may retired"}) || !dropped(t, db, "events_may") {
+		t.Fatalf("reports %v; want events_may retired and dropped", got.outcomes())
+	}
+	if r := got.reports[1]; r.Reason == nil || !strings.Contains(r.Reason.Error(), `keeps outcome "retiring"`) || !r.Warns() {
+		t.Fatalf("retired report's reason %v (warns %v); want the journal's lost outcome, as a warning", r.Reason, r.Warns())
+	}
+	execAll(t, db, "ALTER TABLE journal_aside RENAME TO "+table)
+	entries, err := l.PartitionRetirements(context.Background(), "events", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 1 || entries[0].Outcome != string(passes.RetirementStarted) || entries[0].SettledAt != nil {
+		t.Fatalf("entries %+v; want events_may still retiring", entries)
 	}
 }
