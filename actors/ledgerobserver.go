@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/retentionkit/retention/core/clock"
-	"github.com/retentionkit/retention/passes"
 	"github.com/retentionkit/retention/passes/ledger"
 )
 
@@ -107,7 +106,7 @@ func (o *LedgerObserver) Observe(e Event) error {
 			return err
 		}
 		level := "info"
-		if e.Report.Outcome == passes.PartitionContended || e.Report.Outcome == passes.PartitionKept {
+		if e.Report.Warns() {
 			level = "warning"
 		}
 		return o.log(ctx, sweepKey{e.Name, e.Sweep}, level, e.Report.String(), "")

@@ -24,7 +24,7 @@ func TestLedgerRecordsSweeps(t *testing.T) {
 		ctx := context.Background()
 		p := fmt.Sprintf("l%08x_", rand.Uint32())
 		t.Cleanup(func() {
-			for _, table := range []string{"settings", "dead_letter", "work_queue", "log", "metadata", "node", "migrations", "migration_locks", "holder", "events"} {
+			for _, table := range []string{"settings", "dead_letter", "work_queue", "log", "metadata", "node", "quarantine", "backlog_sample", "partition_retirements", "migrations", "migration_locks", "holder", "events"} {
 				_, _ = db.ExecContext(context.Background(), "DROP TABLE IF EXISTS "+p+table)
 			}
 		})

@@ -7,7 +7,6 @@ import (
 
 	"github.com/sirupsen/logrus"
 
-	"github.com/retentionkit/retention/passes"
 	"github.com/retentionkit/retention/supervisor"
 )
 
@@ -110,7 +109,7 @@ func (o *LogObserver) Observe(e Event) error {
 		l.WithFields(logrus.Fields{"sweep": e.Sweep, "key": fmt.Sprint(e.Key)}).WithError(e.Err).Debug("row skipped")
 	case PartitionEvent:
 		level := logrus.InfoLevel
-		if e.Report.Outcome == passes.PartitionContended || e.Report.Outcome == passes.PartitionKept {
+		if e.Report.Warns() {
 			level = logrus.WarnLevel
 		}
 		l.WithField("sweep", e.Sweep).Log(level, e.Report.String())

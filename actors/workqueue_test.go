@@ -24,7 +24,7 @@ func migratedLedger(t *testing.T, db *bun.DB) *ledger.Ledger {
 	t.Helper()
 	p := fmt.Sprintf("l%08x_", rand.Uint32())
 	t.Cleanup(func() {
-		for _, table := range []string{"settings", "dead_letter", "work_queue", "log", "metadata", "node", "migrations", "migration_locks"} {
+		for _, table := range []string{"settings", "dead_letter", "work_queue", "log", "metadata", "node", "quarantine", "backlog_sample", "partition_retirements", "migrations", "migration_locks"} {
 			_, _ = db.ExecContext(context.Background(), "DROP TABLE IF EXISTS "+p+table)
 		}
 	})

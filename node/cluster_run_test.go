@@ -80,7 +80,7 @@ func openRunsClusterMode(t *testing.T, cd clusterDatabase) {
 	t.Cleanup(func() { _, _ = db.ExecContext(context.Background(), "DROP TABLE IF EXISTS "+table) })
 	prefix := fmt.Sprintf("ncl%d_", os.Getpid())
 	t.Cleanup(func() {
-		for _, tbl := range []string{"settings", "dead_letter", "work_queue", "log", "metadata", "node", "quarantine", "backlog_sample", "migrations", "migration_locks"} {
+		for _, tbl := range []string{"settings", "dead_letter", "work_queue", "log", "metadata", "node", "quarantine", "backlog_sample", "partition_retirements", "migrations", "migration_locks"} {
 			_, _ = db.ExecContext(context.Background(), "DROP TABLE IF EXISTS "+prefix+tbl+" CASCADE")
 		}
 	})

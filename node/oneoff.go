@@ -37,6 +37,9 @@ type Tables struct {
 	Passes []Pass
 	// Plan is the metadata cleanup's plan when the file enables the cleanup; nil when not.
 	Plan *ledger.Plan
+	// journal is the partition journal of Passes (nil without a ledger), kept so that
+	// Open can name the node in it once the node joined the ledger.
+	journal *ledger.PartitionJournal
 }
 
 // OpenTables validates cfg, opens its database (OpenDatabase) and builds its ledger and
@@ -54,13 +57,14 @@ func OpenTables(ctx context.Context, cfg *config.Config, o TablesOptions) (*Tabl
 	t := &Tables{DB: db}
 	if cfg.LedgerEnabled() && !o.NoLedger {
 		t.Ledger, _ = ledger.New(db, cfg.LedgerPrefix())
+		t.journal = t.Ledger.PartitionJournal()
 	}
 	warn := func(w string) {
 		if log != nil {
 			log.Warn(w)
 		}
 	}
-	if t.Passes, err = TablePasses(cfg, db, t.Ledger, warn); err != nil {
+	if t.Passes, err = tablePasses(cfg, db, t.Ledger, t.journal, warn); err != nil {
 		_ = db.Close()
 		return nil, badConfig(err)
 	}

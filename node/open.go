@@ -64,11 +64,14 @@ type Node struct {
 	db     *bun.DB
 	log    *logrus.Logger
 	ledger *ledger.Ledger // nil when the file disables the ledger
-	passes []Pass
-	plan   *ledger.Plan // the metadata cleanup's; nil when the file turns it off
-	rt     *actors.Runtime
-	reg    *prometheus.Registry
-	admin  *admin.Handler
+	// journal is the table passes' partition journal, nil without a ledger; it learns
+	// the node's id when the node joins the ledger.
+	journal *ledger.PartitionJournal
+	passes  []Pass
+	plan    *ledger.Plan // the metadata cleanup's; nil when the file turns it off
+	rt      *actors.Runtime
+	reg     *prometheus.Registry
+	admin   *admin.Handler
 	// cluster is cluster mode's state once joined; nil outside it.
 	cluster *clusterState
 	// undo releases, last first, everything Open and Start acquired (see Close).
@@ -106,7 +109,7 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*Node, error) 
 	if err != nil {
 		return nil, err
 	}
-	n := &Node{cfg: cfg, opts: opts, db: t.DB, log: log, ledger: t.Ledger, passes: append(t.Passes, opts.Passes...), plan: t.Plan,
+	n := &Node{cfg: cfg, opts: opts, db: t.DB, log: log, ledger: t.Ledger, journal: t.journal, passes: append(t.Passes, opts.Passes...), plan: t.Plan,
 		fenced: make(chan *cluster.FencedError, 1), stopPolling: func() {}, stopWatch: func() {}}
 	n.undo.push(func() { _ = t.Close() })
 	if err := n.open(ctx); err != nil {
@@ -181,6 +184,9 @@ func (n *Node) joinLedger(ctx context.Context) error {
 	}
 	n.undo.push(stop)
 	n.ledger = joined
+	if n.journal != nil {
+		n.journal.SetNode(joined.NodeID())
+	}
 	return nil
 }
 

@@ -11,10 +11,21 @@ import (
 )
 
 // TablePasses builds cfg's table passes on db, in the file's order. With a ledger (l not
-// nil), rows whose delete fails on their own wait in its quarantine, and warn hears what
-// the quarantine warns of. It is the one place a table pass is built, for Open and for
+// nil), rows whose delete fails on their own wait in its quarantine, warn hears what
+// the quarantine warns of, and each partition retirement is journaled in it before the
+// partition is detached. It is the one place a table pass is built, for Open and for
 // the commands that open a node without running it.
 func TablePasses(cfg *config.Config, db *bun.DB, l *ledger.Ledger, warn func(string)) ([]Pass, error) {
+	var j *ledger.PartitionJournal
+	if l != nil {
+		j = l.PartitionJournal()
+	}
+	return tablePasses(cfg, db, l, j, warn)
+}
+
+// tablePasses is TablePasses with the partition journal given (not nil when l is not),
+// so that Open can name the node in it once the node has joined the ledger.
+func tablePasses(cfg *config.Config, db *bun.DB, l *ledger.Ledger, j *ledger.PartitionJournal, warn func(string)) ([]Pass, error) {
 	built, err := cfg.TablePasses()
 	if err != nil {
 		return nil, err
@@ -28,6 +39,9 @@ func TablePasses(cfg *config.Config, db *bun.DB, l *ledger.Ledger, warn func(str
 		if l != nil {
 			q := l.Quarantine(map[string]time.Duration{p.Name: p.Options.EffectiveInterval()})
 			tbl = tbl.WithQuarantine(q.WithWarnings(warn))
+			// Every partition a pass retires is journaled in the ledger, committed
+			// before the detach; a pass without partitions: never writes to it.
+			tbl = tbl.WithPartitionJournal(j)
 		}
 		out = append(out, TablePass(tbl, p.Options))
 	}

@@ -59,6 +59,13 @@ type PartitionReport struct {
 	Left int
 }
 
+// Warns reports whether an operator should hear of r as a warning: a partition left
+// attached (contended, kept), or one retired whose outcome the partition journal could
+// not record (its entry stays retiring, and Reason says so).
+func (r PartitionReport) Warns() bool {
+	return r.Outcome == PartitionContended || r.Outcome == PartitionKept || (r.Outcome == PartitionRetired && r.Reason != nil)
+}
+
 // String is the report as a log line reads it.
 func (r PartitionReport) String() string {
 	s := fmt.Sprintf("partition %s [%s, %s) %s: estimated rows %.0f (an estimate, not a count), mode %s, cutoff %s",

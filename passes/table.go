@@ -48,6 +48,9 @@ type Table struct {
 	drv driver.Driver
 	// quarantine remembers the rows whose delete fails on its own; nil: none.
 	quarantine Quarantine
+	// journal records each partition retirement before its detach
+	// (WithPartitionJournal); nil: none.
+	journal PartitionJournal
 	// sweepLock makes every sweep exclusive across sessions (WithSweepLock); nil: none.
 	sweepLock *SweepLockOptions
 }

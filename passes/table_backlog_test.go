@@ -24,7 +24,7 @@ func TestBacklogSplitsDeletableHeldAndQuarantined(t *testing.T) {
 		ctx := context.Background()
 		p := fmt.Sprintf("b%08x_", rand.Uint32())
 		t.Cleanup(func() {
-			for _, table := range []string{"hold", "doc", "quarantine", "backlog_sample", "settings", "dead_letter", "work_queue", "log", "metadata", "node", "migrations", "migration_locks"} {
+			for _, table := range []string{"hold", "doc", "quarantine", "backlog_sample", "partition_retirements", "settings", "dead_letter", "work_queue", "log", "metadata", "node", "migrations", "migration_locks"} {
 				_, _ = db.ExecContext(context.Background(), "DROP TABLE IF EXISTS "+p+table)
 			}
 		})

@@ -29,9 +29,12 @@ import (
 //  3. the rows of declared delete or set_null children under the partition's rows are
 //     handled first, a batch of the partition's keys per unit, through the child path
 //     of an ordinary batch;
-//  4. the partition is detached (CONCURRENTLY unless the pass says not, on the sweep's
+//  4. with a PartitionJournal (the ledger's, on a node), the retirement is recorded
+//     and committed; a failed write fails the batch with nothing detached;
+//  5. the partition is detached (CONCURRENTLY unless the pass says not, on the sweep's
 //     own connection outside a transaction, with lock_timeout), reported as retiring,
-//     then dropped, moved to the archive schema or left.
+//     then dropped, moved to the archive schema or left, and the journal's entry gets
+//     its outcome.
 //
 // A lock timeout or a lost deadlock ends the retire phase for the sweep (reported
 // contended, not a failure): the row path then deletes the same rows, exactly, and the
@@ -52,6 +55,9 @@ type retirePhase struct {
 	// cleared says they are.
 	clearing *candidate
 	cleared  bool
+	// entry is the partition journal's entry for the partition being retired, until
+	// its outcome is recorded; 0: none.
+	entry int64
 }
 
 // retireNext runs one unit of the retire phase and reports whether it did: false means
@@ -106,6 +112,11 @@ func (s *tableSweep) retireNext(ctx context.Context, db bun.IDB, batchSize int, 
 				return true, s.clearChildren(ctx, db, batchSize, p, report)
 			}
 		}
+		// The journal's entry is committed before the detach: if it cannot be, nothing
+		// is detached and the batch fails, so no partition goes unrecorded.
+		if err := s.journalRetiring(ctx, report); err != nil {
+			return false, err
+		}
 		err := t.detach(ctx, db, p)
 		if err != nil {
 			return s.retireFailed(ctx, report, err)
@@ -116,10 +127,17 @@ func (s *tableSweep) retireNext(ctx context.Context, db bun.IDB, batchSize int, 
 		err = t.drv.DisposeDetached(ctx, db, p, string(spec.mode()), spec.ArchiveSchema, spec.lockTimeout())
 		if err != nil {
 			// Detached already: the table holds none of its rows, whatever the drop did.
-			return s.retireFailed(ctx, report, fmt.Errorf("detached, but %s did not complete (it is left detached as %s): %w", spec.mode(), report.Partition, err))
+			err = fmt.Errorf("detached, but %s did not complete (it is left detached as %s): %w", spec.mode(), report.Partition, err)
+			if jerr := s.journalSettle(ctx, RetirementDisposeFailed, err); jerr != nil {
+				err = errors.Join(err, jerr)
+			}
+			return s.retireFailed(ctx, report, err)
 		}
 		r.queue, r.cleared, r.clearing = r.queue[1:], false, nil
 		report.Outcome = PartitionRetired
+		// The partition is gone whatever the journal says now: a failed write of the
+		// outcome is reported, not a failed batch, and the entry stays retiring.
+		report.Reason = s.journalSettle(ctx, RetirementDone, nil)
 		ReportPartition(ctx, report)
 		ReportMoreWaiting(ctx)
 		return true, nil
@@ -236,25 +254,34 @@ func expiredIn(queue []driver.Partition) int {
 // retire phase for the sweep, a reference the detach refused leaves that partition to
 // the row path, anything else fails the batch.
 func (s *tableSweep) retireFailed(ctx context.Context, report PartitionReport, err error) (bool, error) {
+	// settled records the outcome in the journal (a no-op when the entry's outcome is
+	// recorded already, after a failed drop) and joins a failure to record it to the
+	// cause, so the report says the entry stays retiring.
+	settled := func(outcome RetirementOutcome) error {
+		if jerr := s.journalSettle(ctx, outcome, err); jerr != nil {
+			return errors.Join(err, jerr)
+		}
+		return err
+	}
 	switch {
 	case errors.Is(err, driver.ErrPartitionGone) && ctx.Err() == nil:
 		// Retired by another sweep between the listing and the statement.
 		s.retire.queue, s.retire.cleared, s.retire.clearing = s.retire.queue[1:], false, nil
-		s.gone(ctx, report, err)
+		s.gone(ctx, report, settled(RetirementGone))
 		ReportMoreWaiting(ctx)
 		return true, nil
 	case errors.Is(err, driver.ErrPartitionContended):
 		s.retire.done = true
-		report.Outcome, report.Reason, report.Left = PartitionContended, err, expiredIn(s.retire.queue)
+		report.Outcome, report.Reason, report.Left = PartitionContended, settled(RetirementContended), expiredIn(s.retire.queue)
 		ReportPartition(ctx, report)
 		ReportMoreWaiting(ctx)
 		return true, nil
 	case IsRowSpecific(s.t.drv.Classify(err)) && ctx.Err() == nil:
-		s.keep(ctx, report, err)
+		s.keep(ctx, report, settled(RetirementKept))
 		ReportMoreWaiting(ctx)
 		return true, nil
 	}
-	return false, fmt.Errorf("pass %q: retire partition %s: %w", s.t.name, report.Partition, err)
+	return false, fmt.Errorf("pass %q: retire partition %s: %w", s.t.name, report.Partition, settled(RetirementFailed))
 }
 
 // detach detaches p (or finalizes its pending detach).

@@ -243,5 +243,8 @@ func (n *node) printStatus(ctx context.Context, w *tabwriter.Writer) error {
 	if err := n.printPacing(w); err != nil {
 		return err
 	}
-	return n.printPartitions(ctx, w)
+	if err := n.printPartitions(ctx, w); err != nil {
+		return err
+	}
+	return n.printRetirements(ctx, w)
 }

@@ -116,7 +116,7 @@ func newEnv(t *testing.T, driver string) *env {
 			_, _ = e.db.ExecContext(context.Background(), `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
 				WHERE datname = current_database() AND pid <> pg_backend_pid() AND strpos(query, ?) > 0`, p)
 		}
-		for _, table := range []string{"legal_hold", "audit_log", "quarantine", "backlog_sample", "settings", "dead_letter", "work_queue", "log", "metadata", "node", "migrations", "migration_locks"} {
+		for _, table := range []string{"legal_hold", "audit_log", "quarantine", "backlog_sample", "partition_retirements", "settings", "dead_letter", "work_queue", "log", "metadata", "node", "migrations", "migration_locks"} {
 			_, _ = e.db.ExecContext(context.Background(), "DROP TABLE IF EXISTS "+p+table)
 		}
 	})

@@ -53,7 +53,7 @@ func TestTwoMembersRetirePartitionsOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		for _, tbl := range []string{"settings", "dead_letter", "work_queue", "log", "metadata", "node", "quarantine", "backlog_sample", "migrations", "migration_locks"} {
+		for _, tbl := range []string{"settings", "dead_letter", "work_queue", "log", "metadata", "node", "quarantine", "backlog_sample", "partition_retirements", "migrations", "migration_locks"} {
 			_, _ = db.ExecContext(context.Background(), "DROP TABLE IF EXISTS "+prefix+tbl+" CASCADE")
 		}
 	})
@@ -65,6 +65,7 @@ func TestTwoMembersRetirePartitionsOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	tbl = tbl.WithPartitionJournal(l.PartitionJournal())
 	if res := tbl.ValidateStartup(ctx); res.Failed() {
 		t.Fatal(res.Message())
 	}
@@ -146,6 +147,30 @@ func TestTwoMembersRetirePartitionsOnce(t *testing.T) {
 		}
 	}
 	t.Logf("retired by: %v", retired)
+	// The journal agrees: each partition has exactly one retired entry, whichever
+	// member journaled it, and every entry is settled (one whose partition the other
+	// member took meanwhile says gone or contended, never retiring).
+	entries, err := l.PartitionRetirements(ctx, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	journaled := map[string]int{}
+	for _, e := range entries {
+		if e.Outcome == string(passes.RetirementStarted) || e.SettledAt == nil {
+			t.Errorf("journal entry %+v is not settled", e)
+		}
+		if e.Outcome == string(passes.RetirementDone) {
+			journaled[e.Partition]++
+		}
+	}
+	if len(journaled) != 8 {
+		t.Fatalf("the journal has %d retired partitions (%v), want 8", len(journaled), journaled)
+	}
+	for p, n := range journaled {
+		if n != 1 || len(retired[p]) != 1 {
+			t.Fatalf("%s: %d retired journal entries, %d retired reports", p, n, len(retired[p]))
+		}
+	}
 	rowsOnly, err := passes.NewTable(db, "rows", passes.TableSpec{Table: base + "_rows", KeyColumns: []string{"at", "id"}, Timestamp: "at"})
 	if err != nil {
 		t.Fatal(err)

@@ -53,7 +53,7 @@ func seedSite(t *testing.T, dsn string) *site {
 		return n
 	}
 	t.Cleanup(func() {
-		for _, table := range []string{"refs", "events", "orders", "sessions", "quarantine", "backlog_sample", "settings", "dead_letter", "work_queue", "log", "metadata", "node", "migrations", "migration_locks"} {
+		for _, table := range []string{"refs", "events", "orders", "sessions", "quarantine", "backlog_sample", "partition_retirements", "settings", "dead_letter", "work_queue", "log", "metadata", "node", "migrations", "migration_locks"} {
 			_, _ = db.ExecContext(context.Background(), "DROP TABLE IF EXISTS "+p+table)
 		}
 	})

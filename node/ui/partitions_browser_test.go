@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -34,7 +35,7 @@ func TestExpiredButContendedSurfaces(t *testing.T) {
 		}
 	}
 	t.Cleanup(func() {
-		for _, table := range []string{"parts", "parts_m1", "parts_m2", "parts_rest", "quarantine", "backlog_sample", "settings", "dead_letter", "work_queue", "log", "metadata", "node", "migrations", "migration_locks"} {
+		for _, table := range []string{"parts", "parts_m1", "parts_m2", "parts_rest", "quarantine", "backlog_sample", "partition_retirements", "settings", "dead_letter", "work_queue", "log", "metadata", "node", "migrations", "migration_locks"} {
 			_, _ = db.ExecContext(context.Background(), "DROP TABLE IF EXISTS "+p+table)
 		}
 	})
@@ -99,19 +100,28 @@ ledger:
 		})
 		return pass
 	}
-	status := func() string {
+	// statusLine is the fields after the pass of `retention status`'s line of table kind
+	// (partitions, retired) for parts; ok is false when it has none.
+	statusLine := func(kind string) (string, bool, string) {
 		t.Helper()
 		out, err := exec.Command(binary, "status", "--config", path).CombinedOutput()
 		if err != nil {
 			t.Fatalf("retention status: %v\n%s", err, out)
 		}
 		for _, line := range strings.Split(string(out), "\n") {
-			if f := strings.Fields(line); len(f) >= 3 && f[0] == "partitions" && f[1] == "parts" {
-				return strings.Join(f[2:], " ")
+			if f := strings.Fields(line); len(f) >= 3 && f[0] == kind && f[1] == "parts" {
+				return strings.Join(f[2:], " "), true, string(out)
 			}
 		}
-		t.Fatalf("retention status has no partitions line for parts:\n%s", out)
-		return ""
+		return "", false, string(out)
+	}
+	status := func() string {
+		t.Helper()
+		line, ok, out := statusLine("partitions")
+		if !ok {
+			t.Fatalf("retention status has no partitions line for parts:\n%s", out)
+		}
+		return line
 	}
 	cell := func() (string, string) {
 		t.Helper()
@@ -156,5 +166,36 @@ ledger:
 	}
 	if text, _ := cell(); text != "—" {
 		t.Fatalf("dashboard cell once retired: %q; want —", text)
+	}
+	// The node journals every retirement in its ledger: the contended attempt on m1
+	// and the retirements of both, each entry settled (the node was running throughout).
+	l, err := ledger.New(db, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, err := l.PartitionRetirements(bg, "parts", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outcomes := map[string][]string{}
+	for _, e := range entries {
+		name := e.Partition[strings.LastIndex(e.Partition, ".")+1:]
+		outcomes[name] = append(outcomes[name], e.Outcome)
+		if e.SettledAt == nil || e.Mode != "drop" || e.Lower == "" || e.Upper == "" || e.NodeID == nil || *e.NodeID == "" {
+			t.Errorf("journal entry %+v: want settled, mode drop, both bounds, the node's id", e)
+		}
+	}
+	// retiredOnce: the newest entry says retired and every older one contended (a
+	// later sweep may meet autovacuum's lock too).
+	retiredOnce := func(o []string) bool {
+		return len(o) > 0 && o[0] == "retired" && !slices.ContainsFunc(o[1:], func(s string) bool { return s != "contended" })
+	}
+	m1, m2 := outcomes[p+"parts_m1"], outcomes[p+"parts_m2"]
+	if !slices.Contains(m1, "contended") || !retiredOnce(m1) || !retiredOnce(m2) {
+		t.Fatalf("journal outcomes, newest first, %v; want m1 contended, then retired once; m2 retired once", outcomes)
+	}
+	// `retention status` shows the pass's latest entry: m2, the last one retired.
+	if line, ok, out := statusLine("retired"); !ok || !strings.Contains(line, p+"parts_m2 [") || !strings.Contains(line, " drop retired ") {
+		t.Fatalf("status's retired line for parts: %q; want parts_m2, drop, retired:\n%s", line, out)
 	}
 }

@@ -31,6 +31,7 @@ func Migrations(prefix string) *migrate.Migrations {
 	registerNodes(m, prefix)
 	registerQuarantine(m, prefix)
 	registerBacklogSamples(m, prefix)
+	registerPartitionRetirements(m, prefix)
 	return m
 }
 

@@ -20,7 +20,7 @@ func testPrefix(t *testing.T, db *bun.DB) string {
 	t.Helper()
 	p := fmt.Sprintf("l%08x_", rand.Uint32())
 	t.Cleanup(func() {
-		for _, table := range []string{"settings", "dead_letter", "work_queue", "log", "metadata", "node", "quarantine", "backlog_sample", "migrations", "migration_locks"} {
+		for _, table := range []string{"settings", "dead_letter", "work_queue", "log", "metadata", "node", "quarantine", "backlog_sample", "partition_retirements", "migrations", "migration_locks"} {
 			_, _ = db.ExecContext(context.Background(), "DROP TABLE IF EXISTS "+p+table)
 		}
 	})
@@ -32,10 +32,10 @@ func TestMigrateCreatesTheLedgerOnce(t *testing.T) {
 		ctx := context.Background()
 		p := testPrefix(t, db)
 		applied, err := ledger.Migrate(ctx, db, p)
-		if err != nil || len(applied) != 4 || !strings.Contains(applied[0], "ledger_tables") || !strings.Contains(applied[1], "node_heartbeats") || !strings.Contains(applied[2], "quarantine") || !strings.Contains(applied[3], "backlog_samples") {
+		if err != nil || len(applied) != 5 || !strings.Contains(applied[0], "ledger_tables") || !strings.Contains(applied[1], "node_heartbeats") || !strings.Contains(applied[2], "quarantine") || !strings.Contains(applied[3], "backlog_samples") || !strings.Contains(applied[4], "partition_retirements") {
 			t.Fatalf("first Migrate = %v, %v", applied, err)
 		}
-		for _, table := range []string{"metadata", "log", "work_queue", "dead_letter", "settings", "node", "quarantine", "backlog_sample"} {
+		for _, table := range []string{"metadata", "log", "work_queue", "dead_letter", "settings", "node", "quarantine", "backlog_sample", "partition_retirements"} {
 			if _, err := db.NewSelect().TableExpr(p + table).Count(ctx); err != nil {
 				t.Errorf("table %s%s: %v", p, table, err)
 			}
@@ -142,13 +142,13 @@ func TestMigrationsRollBack(t *testing.T) {
 				t.Fatal("Rollback never ran out of groups")
 			}
 		}
-		for _, table := range []string{"metadata", "log", "work_queue", "dead_letter", "settings", "node", "quarantine", "backlog_sample"} {
+		for _, table := range []string{"metadata", "log", "work_queue", "dead_letter", "settings", "node", "quarantine", "backlog_sample", "partition_retirements"} {
 			if _, err := db.NewSelect().TableExpr(p + table).Count(ctx); err == nil {
 				t.Errorf("table %s%s is still there after every rollback", p, table)
 			}
 		}
-		if applied, err := ledger.Migrate(ctx, db, p); err != nil || len(applied) != 4 {
-			t.Fatalf("Migrate after the rollbacks = %v, %v; want all 4 again", applied, err)
+		if applied, err := ledger.Migrate(ctx, db, p); err != nil || len(applied) != 5 {
+			t.Fatalf("Migrate after the rollbacks = %v, %v; want all 5 again", applied, err)
 		}
 	})
 }

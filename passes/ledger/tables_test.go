@@ -26,7 +26,7 @@ func TestMigrateTablesNamesWhatItCreated(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := []string{"backlog_sample", "dead_letter", "log", "metadata", "migration_locks", "migrations", "node", "quarantine", "settings", "work_queue"}
+		want := []string{"backlog_sample", "partition_retirements", "dead_letter", "log", "metadata", "migration_locks", "migrations", "node", "quarantine", "settings", "work_queue"}
 		for _, w := range want {
 			if !slices.ContainsFunc(first.Created, func(c string) bool { return strings.EqualFold(c, p+w) }) {
 				t.Errorf("created %v: no %s%s", first.Created, p, w)
