@@ -66,7 +66,10 @@ func openRunsClusterMode(t *testing.T, cd clusterDatabase) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	// Closed by a cleanup, not a defer: the cleanups below drop the test's tables
+	// through db and run after the function returns (a deferred Close made every drop
+	// fail silently and left the ncl<pid>_ ledger tables behind).
+	t.Cleanup(func() { _ = db.Close() })
 	table := fmt.Sprintf("node_cluster_events_%d", os.Getpid())
 	old := time.Now().Add(-48 * time.Hour).UTC()
 	for _, q := range []string{
