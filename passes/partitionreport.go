@@ -68,8 +68,14 @@ func (r PartitionReport) Warns() bool {
 
 // String is the report as a log line reads it.
 func (r PartitionReport) String() string {
-	s := fmt.Sprintf("partition %s [%s, %s) %s: estimated rows %.0f (an estimate, not a count), mode %s, cutoff %s",
-		r.Partition, r.Lower, r.Upper, r.Outcome, r.EstimatedRows, r.Mode, r.Cutoff.UTC().Format(time.RFC3339Nano))
+	// A partition never analyzed has no estimate (PostgreSQL's reltuples is -1); "-1
+	// rows" would read as a count gone wrong, so say unknown, as retention status does.
+	rows := fmt.Sprintf("%.0f (an estimate, not a count)", r.EstimatedRows)
+	if r.EstimatedRows < 0 {
+		rows = "unknown (the partition was never analyzed)"
+	}
+	s := fmt.Sprintf("partition %s [%s, %s) %s: estimated rows %s, mode %s, cutoff %s",
+		r.Partition, r.Lower, r.Upper, r.Outcome, rows, r.Mode, r.Cutoff.UTC().Format(time.RFC3339Nano))
 	if r.Reason != nil {
 		s += ": " + r.Reason.Error()
 	}
