@@ -139,7 +139,8 @@ type Controller struct {
 	backingSince time.Time
 	backingTotal time.Duration
 	cuts         int
-	streak       int // back-offs since the last healthy evaluation
+	streak       int       // back-offs since the last healthy evaluation
+	streakSince  time.Time // when the first of them was made
 	last         Reason
 	pending      *Change
 }
@@ -252,8 +253,11 @@ func (c *Controller) Next(now time.Time) Decision {
 		if now.Sub(c.lastEval) >= c.cfg.EvalEvery {
 			c.evaluate(now)
 		}
-		stale := c.sawProbe() && now.Sub(c.baselineAt) >= c.cfg.BaselineEvery
-		if stale || c.streak >= c.cfg.RelearnAfterCuts {
+		// Neither re-learning runs inside a spell of back-offs shorter than RelearnAfter:
+		// a baseline learned in a surge would let the sweep grow back into it.
+		stale := c.sawProbe() && now.Sub(c.baselineAt) >= c.cfg.BaselineEvery && c.streak == 0
+		stuck := c.streak > 0 && now.Sub(c.streakSince) >= c.cfg.RelearnAfter
+		if stale || stuck {
 			c.startHold(now, c.cfg.BaselineHold)
 		}
 	}
@@ -374,6 +378,9 @@ func (c *Controller) cut(now time.Time, delivered float64, reason Reason, detail
 	c.rate = max(c.cfg.MinRate, base*c.cfg.Backoff)
 	c.slowStart, c.lastCut = false, now
 	c.cuts++
+	if c.streak == 0 {
+		c.streakSince = now
+	}
 	c.streak++
 	if c.mode != ModeBackingOff {
 		c.mode, c.backingSince = ModeBackingOff, now

@@ -194,7 +194,8 @@ func TestKeepsTheCPUShare(t *testing.T) {
 		}, 0.23, 0.28, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w := newWorld(t, Config{MaxBatch: 500})
+			// The share is set, so the arithmetic above holds whatever the default.
+			w := newWorld(t, Config{MaxBatch: 500, CPUShare: 0.4})
 			w.late = tc.late
 			w.run(30 * time.Second)
 			// From after the baseline re-learning at 22-23s to the end.
@@ -299,12 +300,12 @@ func TestBacksOffOnBlockingAndRecovers(t *testing.T) {
 	fault(t, w, ReasonBlocking)
 }
 
-func TestRelearnsTheBaselineSoonWhenTheLoadGetsSlowerForGood(t *testing.T) {
+func TestRelearnsTheBaselineWhenTheLoadGetsSlowerForGood(t *testing.T) {
 	t.Parallel()
 	// From 6s on, the probe takes 4ms whether the sweep deletes or not: the load itself
-	// got slower. The controller
-	// cuts, cuts again, and after RelearnAfterCuts cuts in a row re-learns at once
-	// instead of waiting for the scheduled re-learning at 22s.
+	// got slower. The controller cuts to its floor and stays there as it would through
+	// a surge, with neither re-learning (the scheduled one at 22s included) until the
+	// back-offs have gone on for RelearnAfter; then it re-learns and grows again.
 	w := newWorld(t, Config{MaxBatch: 500})
 	w.probe = func(at time.Duration, _ bool) time.Duration {
 		if at >= 6*time.Second {
@@ -312,16 +313,17 @@ func TestRelearnsTheBaselineSoonWhenTheLoadGetsSlowerForGood(t *testing.T) {
 		}
 		return time.Millisecond
 	}
-	w.run(12 * time.Second)
+	w.run(24 * time.Second)
 	st := w.c.State(w.clk.Now())
-	if st.Baseline != 4*time.Millisecond {
-		t.Errorf("baseline %v 6s after the load changed, want the new 4ms", st.Baseline)
+	if st.Baseline != time.Millisecond {
+		t.Errorf("baseline %v 18s after the load changed, want the old 1ms: a spell shorter than %v is ridden out", st.Baseline, DefaultRelearnAfter)
 	}
-	if st.Cuts > DefaultRelearnAfterCuts+1 {
-		t.Errorf("%d cuts, want about %d before re-learning", st.Cuts, DefaultRelearnAfterCuts)
+	if r, floor := w.rate(10*time.Second, 24*time.Second), 2.0*DefaultMinRate; r > floor {
+		t.Errorf("rate %.0f rows/s inside the spell of back-offs, want about the floor (at most %.0f)", r, floor)
 	}
-	if r := w.rate(10*time.Second, 12*time.Second); r < 2*DefaultStartRate {
-		t.Errorf("rate %.0f rows/s after re-learning, want it growing again", r)
+	w.run(32 * time.Second)
+	if st := w.c.State(w.clk.Now()); st.Baseline != 4*time.Millisecond {
+		t.Errorf("baseline %v 26s after the load changed, want the new 4ms", st.Baseline)
 	}
 	// And it stays at a rate rather than at its floor for good.
 	w.run(60 * time.Second)

@@ -13,8 +13,10 @@
 // their minimum round trip, so a load that changes for good moves the baseline with
 // it: from any stretch in which the sweep deleted nothing by itself (it waited for a
 // slot, it was paused), and otherwise by holding the sweep back for BaselineHold once
-// the baseline is BaselineEvery old, or at once after RelearnAfterCuts back-offs in a
-// row.
+// the baseline is BaselineEvery old, or at once when back-offs have gone on for
+// RelearnAfter with no healthy evaluation between them. Neither runs inside a shorter
+// spell of back-offs: that is how a surge of the load looks, and a baseline learned in
+// it would let the sweep grow back into the surge.
 //
 // The controller does no I/O and reads no clock: every sample and every decision
 // carries the time it is about, so it runs the same under a real clock, a manual one in
