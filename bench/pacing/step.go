@@ -39,8 +39,12 @@ type stepResult struct {
 func runStep(ctx context.Context, c config, db *bun.DB, v variant) (stepResult, error) {
 	res := stepResult{v: v}
 	var d *drainer
+	rows := c.stepRows
+	if rows <= 0 {
+		rows = 2 * c.rows
+	}
 	if !v.none {
-		if err := createTable(ctx, db, 2*c.rows); err != nil {
+		if err := createTable(ctx, db, rows); err != nil {
 			return res, err
 		}
 		var err error
@@ -58,7 +62,7 @@ func runStep(ctx context.Context, c config, db *bun.DB, v variant) (stepResult, 
 	type cycle struct{ open, from, to, end time.Time }
 	var cycles []cycle
 	var txns []txn
-	backlog, round, swept := 2*c.rows*9/10, 0, 0
+	backlog, round, swept := rows*9/10, 0, 0
 	for range c.surges {
 		if d != nil {
 			if n := d.drainedSweeps(); n > swept {
