@@ -38,6 +38,9 @@ type paceSignals struct {
 	commit          time.Duration
 	committed       bool
 	noCommit        bool // the database has no commit probe, or refused it
+	busySessions    int
+	busyOK          bool
+	noBusy          bool // the database shows no other sessions
 	blocked         int
 	blockedOK       bool
 	lag             time.Duration
@@ -57,7 +60,9 @@ type pacer struct {
 	// default), or the probe reported no signal or failed (a standby, a read-only
 	// role); it is not tried again by this actor.
 	noCommit bool
-	jobs     chan func()
+	// noBusy: the database shows no other sessions (SQLite); not asked again.
+	noBusy bool
+	jobs   chan func()
 
 	sweep paceSweep // this sweep's figures, for its summary line
 }
@@ -141,7 +146,7 @@ func (a *passActor) onPaceTick(ctx actor.Context, m *paceTick) {
 	p.ticks++
 	full := p.ticks%int(SignalEvery/ProbeEvery) == 0
 	sig, sweep, base, inc, self, root := p.signals, a.sweep.pass, a.d.batchBase, a.inc, ctx.Self(), a.d.system.Root
-	commit := !p.noCommit
+	commit, busy := !p.noCommit, !p.noBusy
 	if p.jobs == nil {
 		p.jobs = make(chan func(), 1)
 		go func(jobs <-chan func()) {
@@ -160,6 +165,11 @@ func (a *passActor) onPaceTick(ctx actor.Context, m *paceTick) {
 		}
 		if commit {
 			res.commit, res.committed, res.noCommit = commitProbe(qctx, sig)
+		}
+		if busy {
+			// Every tick, as the probe: a surge of the load shows here first.
+			n, shown, err := sig.BusySessions(qctx, sweep)
+			res.busySessions, res.busyOK, res.noBusy = n, err == nil && shown, err == nil && !shown
 		}
 		if full {
 			if sweep != nil {
@@ -205,6 +215,10 @@ func (a *passActor) onPaceSignals(m *paceSignals) {
 		p.ctl.Commit(now, m.commit)
 	}
 	p.noCommit = p.noCommit || m.noCommit
+	if m.busyOK {
+		p.ctl.Busy(now, m.busySessions)
+	}
+	p.noBusy = p.noBusy || m.noBusy
 	if m.blockedOK {
 		p.ctl.Blocked(now, m.blocked)
 	}

@@ -6,8 +6,8 @@ import (
 )
 
 // PaceSignals are what an adaptive pass is paced by (see Options.Pacing): the
-// workload's latency as a probe query sees it, the sessions the sweep blocks, and
-// replica lag. The pass actor calls them off its mailbox, between and during batches,
+// workload's latency as a probe query sees it, its busy sessions, the sessions the
+// sweep blocks, and replica lag. The pass actor calls them off its mailbox, between and during batches,
 // never two at once. A registration without them is paced by its batch times alone.
 type PaceSignals interface {
 	// Probe runs the probe query once; the caller times it.
@@ -15,6 +15,10 @@ type PaceSignals interface {
 	// Blocked counts the sessions the sweep's own backend blocks now. sweep is the pass
 	// the sweep's Factory built; a sweep that cannot tell returns 0.
 	Blocked(ctx context.Context, sweep Pass) (int, error)
+	// BusySessions counts the database's other sessions busy now (see
+	// driver.Pace.BusySessions), the sweep's own left out; false when the database
+	// shows none.
+	BusySessions(ctx context.Context, sweep Pass) (int, bool, error)
 	// CommitProbe writes and commits once (see driver.Pace.CommitProbe); the caller
 	// times it. false: the database has no commit probe.
 	CommitProbe(ctx context.Context) (bool, error)

@@ -57,6 +57,20 @@ func (s *tableSignals) Blocked(ctx context.Context, sweep Pass) (int, error) {
 	return n, nil
 }
 
+// BusySessions counts the database's other busy sessions, the sweep's backend (when it
+// has one) left out.
+func (s *tableSignals) BusySessions(ctx context.Context, sweep Pass) (int, bool, error) {
+	backend := 0
+	if b, ok := sweep.(BackendPID); ok {
+		backend = b.BackendPID()
+	}
+	n, ok, err := s.t.drv.BusySessions(ctx, s.t.db, backend)
+	if err != nil {
+		return 0, false, fmt.Errorf("pass %q: busy sessions: %w", s.t.name, err)
+	}
+	return n, ok, nil
+}
+
 // CommitProbe runs the driver's commit probe on the pass's database.
 func (s *tableSignals) CommitProbe(ctx context.Context) (bool, error) {
 	ok, err := s.t.drv.CommitProbe(ctx, s.t.db)

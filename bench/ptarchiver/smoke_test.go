@@ -11,8 +11,10 @@ import (
 	"time"
 )
 
-// TestHarnessSmoke runs the benchmark's harness on a small table: a table pass and
-// paced, and pt-archiver --bulk-delete, one run each, and holds both to the keep-set check. It is
+// TestHarnessSmoke runs the benchmark's harness on a small table: a table pass, paced
+// by a batch_delay and by pacing: adaptive (whose clock runs, so its cutoff must still
+// split the rows as the shape's does), and pt-archiver --bulk-delete, one run each, and
+// holds them all to the keep-set check. It is
 // the harness's test, not a measurement (make bench runs that). It needs TEST_MYSQL_URL
 // (a user that may create rt_mysql_* databases) and pt-archiver on the PATH.
 func TestHarnessSmoke(t *testing.T) {
@@ -29,7 +31,7 @@ func TestHarnessSmoke(t *testing.T) {
 		dsn: dsn, db: "rt_mysql_ptsmoke_" + hex.EncodeToString(suffix),
 		rows: 4000, reps: 1, rate: 50, workers: 2,
 		idle: 300 * time.Millisecond, settle: 200 * time.Millisecond, window: 2 * time.Second,
-		only: "batch 500$,batch_delay,bulk-delete", ptArchiver: "pt-archiver",
+		only: "batch 500$,batch_delay,adaptive,bulk-delete", ptArchiver: "pt-archiver",
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -40,6 +42,7 @@ func TestHarnessSmoke(t *testing.T) {
 	for _, want := range []string{
 		"| retention table pass, batch 500 |",
 		"| retention table pass, batch 500, batch_delay 10ms |",
+		"| retention table pass, batch 500, pacing: adaptive |",
 		"| pt-archiver --purge --bulk-delete --limit 500 |",
 	} {
 		line := lineWith(report, want)

@@ -8,9 +8,12 @@ import (
 	"time"
 )
 
-// epoch is the first row's timestamp; row i is i*10s later, so the cutoff at row
-// 0.9*N leaves rows 1 to 0.9*N-1 expired and 0.9*N to N kept.
+// epoch is the first row's timestamp; row i is i*rowSpacing later, so the cutoff at
+// row 0.9*N leaves rows 1 to 0.9*N-1 expired and 0.9*N to N kept.
 var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// rowSpacing is the time between two consecutive rows' created_at.
+const rowSpacing = 10 * time.Second
 
 // shape is the table's size and the rows the cutoff splits it into.
 type shape struct{ rows int }
@@ -18,7 +21,7 @@ type shape struct{ rows int }
 func (s shape) firstKept() int64  { return int64(s.rows * 9 / 10) }
 func (s shape) expired() int64    { return s.firstKept() - 1 }
 func (s shape) kept() int64       { return int64(s.rows) - s.expired() }
-func (s shape) cutoff() time.Time { return epoch.Add(time.Duration(s.firstKept()) * 10 * time.Second) }
+func (s shape) cutoff() time.Time { return epoch.Add(time.Duration(s.firstKept()) * rowSpacing) }
 func (s shape) cutoffSQL() string { return s.cutoff().Format("2006-01-02 15:04:05") }
 func (s shape) childEvery() int64 { return 4 }
 
@@ -83,9 +86,9 @@ func fresh(ctx context.Context, admin *sql.DB, dbName string, s shape) error {
 		num = append(num, fmt.Sprintf("d%d.d * %d", i, pow10(i)))
 	}
 	fill := fmt.Sprintf(`INSERT INTO events (id, created_at, state, payload)
-		SELECT n, TIMESTAMPADD(SECOND, n * 10, '%s'), ELT(1 + n %% 3, 'completed', 'cancelled', 'discarded'), REPEAT('x', 200)
+		SELECT n, TIMESTAMPADD(SECOND, n * %d, '%s'), ELT(1 + n %% 3, 'completed', 'cancelled', 'discarded'), REPEAT('x', 200)
 		FROM (SELECT %s + 1 AS n FROM %s) AS s WHERE n <= %d ORDER BY n`,
-		epoch.Format("2006-01-02 15:04:05"), strings.Join(num, " + "), strings.Join(from, ", "), s.rows)
+		int(rowSpacing.Seconds()), epoch.Format("2006-01-02 15:04:05"), strings.Join(num, " + "), strings.Join(from, ", "), s.rows)
 	for _, q := range []string{
 		"SET SESSION foreign_key_checks = 0",
 		fill,

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"time"
 )
 
@@ -19,6 +20,9 @@ const (
 	// ReasonCommit: the commit probe's p75 rose over its threshold above its baseline:
 	// the sweep (or a surge of the load) delays the commits the workload waits for.
 	ReasonCommit Reason = "commit"
+	// ReasonLoad: the workload's busy sessions rose over their threshold above their
+	// baseline: the load surged (a sweep gives way to it) or the sweep slows it down.
+	ReasonLoad Reason = "load"
 	// ReasonBlocking: the sweep's backend blocked other sessions.
 	ReasonBlocking Reason = "blocking"
 	// ReasonReplicaLag: a replica lagged more than MaxReplicaLag.
@@ -71,8 +75,11 @@ type State struct {
 	// CommitBaseline and Commit are the same for the commit probe; zero where the
 	// database has none.
 	CommitBaseline, Commit time.Duration
-	ReplicaLag             time.Duration
-	Blocked                int
+	// BusyBaseline and Busy are the same for the workload's busy sessions (a p75 of
+	// counts); zero where the database shows none.
+	BusyBaseline, Busy float64
+	ReplicaLag         time.Duration
+	Blocked            int
 	// BackingOff is the total time spent backing off, the current spell included.
 	BackingOff time.Duration
 	// Cuts counts the multiplicative back-offs.
@@ -90,8 +97,8 @@ type batchSample struct {
 const maxIdleProbes = 100
 
 type sample struct {
-	at  time.Time
-	lat time.Duration
+	at time.Time
+	v  float64
 }
 
 // Controller chooses the size of each batch and the pause before it; see the package
@@ -118,12 +125,12 @@ type Controller struct {
 	winRows int
 	winTime time.Duration
 
-	// The latency signals, each judged against its own baseline: the read probe and
-	// the commit probe.
-	read, commit latencySignal
-	holding      bool
-	holdEnd      time.Time
-	baselineAt   time.Time
+	// The signals judged against a baseline, each its own: the read probe, the commit
+	// probe and the workload's busy sessions.
+	read, commit, busy baselineSignal
+	holding            bool
+	holdEnd            time.Time
+	baselineAt         time.Time
 	// ssthresh is where slow start after a back-off hands over to additive growth (TCP's
 	// slow-start threshold): a share of the rate the spell of cuts began at; 0 before
 	// the first cut, when slow start runs until a signal degrades.
@@ -150,7 +157,9 @@ type Controller struct {
 func New(cfg Config) *Controller {
 	cfg = cfg.withDefaults()
 	c := &Controller{cfg: cfg, rate: cfg.StartRate, slowStart: true, mode: ModeGrowing,
-		read: latencySignal{reason: ReasonProbe, name: "probe"}, commit: latencySignal{reason: ReasonCommit, name: "commit probe"}}
+		read: newLatencySignal(ReasonProbe, "probe"), commit: newLatencySignal(ReasonCommit, "commit probe"),
+		busy: baselineSignal{reason: ReasonLoad, name: "busy sessions", slack: busySlack,
+			format: func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }}}
 	c.batch = clamp(DefaultStartBatch, cfg.MinBatch, cfg.MaxBatch)
 	c.delay = cfg.MinDelay
 	return c
@@ -182,17 +191,36 @@ func (c *Controller) StartSweep(now time.Time) {
 }
 
 // Probe records one probe's latency, measured when it ended at at.
-func (c *Controller) Probe(at time.Time, latency time.Duration) { c.record(&c.read, at, latency) }
+func (c *Controller) Probe(at time.Time, latency time.Duration) {
+	c.record(&c.read, at, float64(latency))
+}
 
 // Commit records one commit probe's latency (a write and its commit, as the workload's
 // transactions end), measured when it ended at at. Most OLTP waits on its commits'
 // flushes, which a read probe never does, so a sweep that delays them shows here first.
-func (c *Controller) Commit(at time.Time, latency time.Duration) { c.record(&c.commit, at, latency) }
+func (c *Controller) Commit(at time.Time, latency time.Duration) {
+	c.record(&c.commit, at, float64(latency))
+}
 
-func (c *Controller) record(s *latencySignal, at time.Time, latency time.Duration) {
+// Busy records how many of the workload's sessions were busy (inside a statement or a
+// transaction) at at, the sweep's own left out. A surge of the load shows here within a
+// sample, whatever its queries wait on, and so does a sweep that slows the load down:
+// its transactions take longer, so more of them are open at once (Little's law).
+func (c *Controller) Busy(at time.Time, sessions int) { c.record(&c.busy, at, float64(sessions)) }
+
+// busySlack is the least rise of the busy sessions' p75 judged: one session, so a
+// workload that is mostly idle is not cut for a second query arriving.
+const busySlack = 1
+
+// signals are the signals judged against a baseline, in the order they are judged.
+func (c *Controller) signals() []*baselineSignal {
+	return []*baselineSignal{&c.read, &c.commit, &c.busy}
+}
+
+func (c *Controller) record(s *baselineSignal, at time.Time, v float64) {
 	s.seen = true
 	if c.holding {
-		s.cur = append(s.cur, latency)
+		s.cur = append(s.cur, v)
 		return
 	}
 	if !c.idleFrom.IsZero() && !at.Before(c.idleFrom) {
@@ -200,9 +228,9 @@ func (c *Controller) record(s *latencySignal, at time.Time, latency time.Duratio
 		if len(s.idle) >= maxIdleProbes {
 			s.idle = slices.Delete(s.idle, 0, 1)
 		}
-		s.idle = append(s.idle, sample{at, latency})
+		s.idle = append(s.idle, sample{at, v})
 	}
-	s.probes = append(s.probes, sample{at, latency})
+	s.probes = append(s.probes, sample{at, v})
 	if keep := at.Add(-2 * c.cfg.SignalWindow); len(s.probes) > 0 && s.probes[0].at.Before(keep) {
 		i := slices.IndexFunc(s.probes, func(x sample) bool { return !x.at.Before(keep) })
 		if i < 0 {
@@ -233,7 +261,10 @@ func (c *Controller) Batch(at time.Time, rows int, took time.Duration) {
 	} else if !c.holding {
 		c.learnIdle(start)
 	}
-	c.read.idle, c.commit.idle, c.idleFrom = nil, nil, at.Add(c.cfg.IdleAfter)
+	for _, s := range c.signals() {
+		s.idle = nil
+	}
+	c.idleFrom = at.Add(c.cfg.IdleAfter)
 	c.lastTook = took
 	c.samples = append(c.samples, batchSample{rows, took})
 	if len(c.samples) > 20 {
@@ -285,23 +316,29 @@ func (c *Controller) State(now time.Time) State {
 	if c.holding {
 		mode = ModeLearning
 	}
-	return State{Mode: mode, Batch: c.batch, Delay: c.delay, Rate: c.rate, Baseline: c.read.baseline, Probe: c.read.last,
-		CommitBaseline: c.commit.baseline, Commit: c.commit.last, ReplicaLag: c.lag, Blocked: c.blocked, BackingOff: backing, Cuts: c.cuts, Last: c.last}
+	return State{Mode: mode, Batch: c.batch, Delay: c.delay, Rate: c.rate, Baseline: duration(c.read.baseline), Probe: duration(c.read.last),
+		CommitBaseline: duration(c.commit.baseline), Commit: duration(c.commit.last), BusyBaseline: c.busy.baseline, Busy: c.busy.last,
+		ReplicaLag: c.lag, Blocked: c.blocked, BackingOff: backing, Cuts: c.cuts, Last: c.last}
 }
 
 // startHold holds the sweep back for d, never longer than one pause may be, so the
 // batch that follows the pause never runs inside the hold.
 func (c *Controller) startHold(now time.Time, d time.Duration) {
 	c.holding, c.holdEnd = true, now.Add(min(d, c.cfg.MaxDelay))
-	c.read.cur, c.commit.cur = nil, nil
+	for _, s := range c.signals() {
+		s.cur = nil
+	}
 }
 
 // finishHold turns the hold's probes into the baseline, pooled with the last holds'.
 func (c *Controller) finishHold(now time.Time) {
 	c.holding = false
-	read, commit := c.read.cur, c.commit.cur
-	c.read.cur, c.commit.cur = nil, nil
-	c.learn(now, read, commit)
+	held := make([][]float64, 0, 3)
+	for _, s := range c.signals() {
+		held = append(held, s.cur)
+		s.cur = nil
+	}
+	c.learn(now, held)
 }
 
 // learnIdle takes the probes of the stretch that ends at end, when the sweep deleted
@@ -310,24 +347,35 @@ func (c *Controller) learnIdle(end time.Time) {
 	if c.idleFrom.IsZero() || end.Sub(c.idleFrom) < c.cfg.BaselineHold {
 		return
 	}
-	read, commit := c.read.idleUntil(end), c.commit.idleUntil(end)
-	if len(read) >= 3 || len(commit) >= 3 {
-		c.learn(end, read, commit)
-		c.read.idle, c.commit.idle, c.idleFrom = nil, nil, end
+	idle, enough := make([][]float64, 0, 3), false
+	for _, s := range c.signals() {
+		xs := s.idleUntil(end)
+		idle, enough = append(idle, xs), enough || len(xs) >= 3
+	}
+	if enough {
+		c.learn(end, idle)
+		for _, s := range c.signals() {
+			s.idle = nil
+		}
+		c.idleFrom = end
 	}
 }
 
-// learn makes the probes of each signal, taken while the sweep deleted nothing, that
-// signal's newest hold (see latencySignal.learn). Evaluation starts afresh from now.
-func (c *Controller) learn(now time.Time, read, commit []time.Duration) {
+// learn makes the samples of each signal (in the order of signals), taken while the
+// sweep deleted nothing, that signal's newest hold (see baselineSignal.learn).
+// Evaluation starts afresh from now.
+func (c *Controller) learn(now time.Time, samples [][]float64) {
 	first := c.baselineAt.IsZero()
 	c.baselineAt, c.lastEval, c.lastCut, c.streak = now, now, now, 0
-	r, m := c.read.learn(read, c.cfg.BaselineHolds), c.commit.learn(commit, c.cfg.BaselineHolds)
-	if first && (r || m) {
+	learned := false
+	for i, s := range c.signals() {
+		learned = s.learn(samples[i], c.cfg.BaselineHolds) || learned
+	}
+	if first && learned {
 		detail := "baseline"
-		for _, s := range []*latencySignal{&c.read, &c.commit} {
-			if s.baseline > 0 {
-				detail += fmt.Sprintf("; %s p75 %v, p99 %v", s.name, s.baseline, s.tail)
+		for _, s := range c.signals() {
+			if s.learned() {
+				detail += fmt.Sprintf("; %s p75 %s, p99 %s", s.name, s.format(s.baseline), s.format(s.tail))
 			}
 		}
 		c.change(ReasonBaseline, detail)
@@ -427,8 +475,8 @@ func (c *Controller) grow(now time.Time, delivered float64) {
 // three samples since since.
 func (c *Controller) evidence(since time.Time) bool {
 	any := false
-	for _, s := range []*latencySignal{&c.read, &c.commit} {
-		if s.baseline > 0 {
+	for _, s := range c.signals() {
+		if s.learned() {
 			any = true
 			if len(s.since(since)) >= 3 {
 				return true
@@ -447,7 +495,7 @@ func (c *Controller) degraded(now, since time.Time) (Reason, string) {
 	if fresh(c.lagAt) && c.lag > c.cfg.MaxReplicaLag {
 		return ReasonReplicaLag, fmt.Sprintf("replica lag %v over %v", c.lag, c.cfg.MaxReplicaLag)
 	}
-	for _, s := range []*latencySignal{&c.read, &c.commit} {
+	for _, s := range c.signals() {
 		if r, detail := s.judge(since, c.cfg); r != "" {
 			return r, detail
 		}
@@ -460,7 +508,7 @@ func (c *Controller) degraded(now, since time.Time) (Reason, string) {
 // off until the next re-learning.
 const maxTailOverBaseline = 10
 
-func (c *Controller) sawProbe() bool { return c.read.seen || c.commit.seen }
+func (c *Controller) sawProbe() bool { return c.read.seen || c.commit.seen || c.busy.seen }
 
 func (c *Controller) change(r Reason, detail string) {
 	c.last = r
@@ -578,7 +626,7 @@ func clampD(v, lo, hi time.Duration) time.Duration { return max(lo, min(v, hi)) 
 const probeQuantile = 0.75
 
 // quantile is the q quantile (nearest rank) of xs, which it does not modify.
-func quantile(xs []time.Duration, q float64) time.Duration {
+func quantile(xs []float64, q float64) float64 {
 	s := slices.Clone(xs)
 	slices.Sort(s)
 	i := int(math.Ceil(q*float64(len(s)))) - 1

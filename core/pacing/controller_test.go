@@ -20,7 +20,9 @@ type world struct {
 
 	probe func(at time.Duration, learning bool) time.Duration
 	// commit is the commit probe's latency; nil: the database has none.
-	commit  func(at time.Duration, learning bool) time.Duration
+	commit func(at time.Duration, learning bool) time.Duration
+	// busy is the workload's busy sessions; nil: the database shows none.
+	busy    func(at time.Duration, learning bool) int
 	lag     func(at time.Duration) time.Duration
 	blocked func(at time.Duration) int
 
@@ -59,6 +61,9 @@ func newWorld(t *testing.T, cfg Config) *world {
 		w.c.Probe(now, w.probe(at, learning))
 		if w.commit != nil {
 			w.c.Commit(now, w.commit(at, learning))
+		}
+		if w.busy != nil {
+			w.c.Busy(now, w.busy(at, learning))
 		}
 		if at%(500*time.Millisecond) == 0 {
 			w.c.ReplicaLag(now, w.lag(at))
@@ -276,6 +281,46 @@ func TestRecoversWhenBatchesAreMostlyFixedCost(t *testing.T) {
 	t.Logf("before %.0f rows/s, recovery after %v", before, recovery)
 }
 
+// The workload's busy sessions: two normally; from 14s to 20s seven while the sweep
+// deletes (its batches slow the load's transactions, so more are open at once).
+func TestBacksOffOnBusySessionsAndRecovers(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, Config{MaxBatch: 500})
+	w.busy = func(at time.Duration, learning bool) int {
+		if at >= 14*time.Second && at < 20*time.Second && !learning {
+			return 7
+		}
+		return 2
+	}
+	before, backoff, recovery := fault(t, w, ReasonLoad)
+	t.Logf("before %.0f rows/s, back-off after %v, recovery after %v", before, backoff, recovery)
+	if st := w.c.State(w.clk.Now()); st.BusyBaseline != 2 {
+		t.Errorf("busy sessions' baseline %v, want the 2 learned while holding back", st.BusyBaseline)
+	}
+}
+
+// A database whose other sessions are all idle has a baseline of none busy: one
+// session more is within the slack, three are a surge.
+func TestBusySessionsOverANoneBaseline(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		during int
+		want   bool
+	}{{1, false}, {3, true}} {
+		w := newWorld(t, Config{MaxBatch: 500})
+		w.busy = func(at time.Duration, learning bool) int {
+			if at >= 14*time.Second && at < 20*time.Second {
+				return tc.during
+			}
+			return 0
+		}
+		w.run(20 * time.Second)
+		if got := w.changeAfter(14*time.Second, ReasonLoad) >= 0; got != tc.want {
+			t.Errorf("%d busy over a baseline of none: backed off %v, want %v (changes %v)", tc.during, got, tc.want, w.changes)
+		}
+	}
+}
+
 func TestBacksOffOnReplicaLagAndRecovers(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, Config{MaxBatch: 500})
@@ -454,7 +499,7 @@ func TestNeverLeavesItsBounds(t *testing.T) {
 		c.StartSweep(now)
 		for range 2000 {
 			now = now.Add(time.Duration(rng.IntN(300)) * time.Millisecond)
-			switch rng.IntN(6) {
+			switch rng.IntN(8) {
 			case 0:
 				c.Probe(now, time.Duration(rng.ExpFloat64()*float64(2*time.Millisecond)))
 			case 1:
@@ -465,6 +510,10 @@ func TestNeverLeavesItsBounds(t *testing.T) {
 				c.Batch(now, rng.IntN(cfg.MaxBatch+1), time.Duration(rng.IntN(50_000))*time.Microsecond)
 			case 4:
 				c.StartSweep(now)
+			case 5:
+				c.Busy(now, rng.IntN(20))
+			case 6:
+				c.Commit(now, time.Duration(rng.ExpFloat64()*float64(5*time.Millisecond)))
 			}
 			d := c.Next(now)
 			if d.Batch < cfg.MinBatch || d.Batch > cfg.MaxBatch || d.Delay < cfg.MinDelay || d.Delay > cfg.MaxDelay {

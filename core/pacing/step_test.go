@@ -60,6 +60,11 @@ func TestStepContract(t *testing.T) {
 		{"commit probe", ReasonCommit, func(w *world) {
 			w.commit = surgeLatency(3 * time.Millisecond)
 		}, func(s State) time.Duration { return s.CommitBaseline }, 3 * time.Millisecond},
+		// Busy sessions in the world's unit: the surge's 3 x and 8 x of a baseline of 2.
+		{"busy sessions", ReasonLoad, func(w *world) {
+			lat := surgeLatency(2 * time.Millisecond)
+			w.busy = func(at time.Duration, learning bool) int { return int(lat(at, learning) / time.Millisecond) }
+		}, func(s State) time.Duration { return time.Duration(s.BusyBaseline) * time.Millisecond }, 2 * time.Millisecond},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

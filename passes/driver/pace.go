@@ -15,6 +15,10 @@ type Pace interface {
 	Blocked(ctx context.Context, db bun.IDB, backend int) (int, error)
 	// ReplicaLag is the largest replication lag, and whether any replica reports one.
 	ReplicaLag(ctx context.Context, db bun.IDB) (time.Duration, bool, error)
+	// BusySessions counts the database's other sessions that are busy now (inside a
+	// statement or an open transaction), leaving out the caller's own and backend (the
+	// sweep's); false when the database shows no other sessions.
+	BusySessions(ctx context.Context, db bun.IDB, backend int) (int, bool, error)
 	// CommitProbe writes and commits the least the database lets it, as the workload's
 	// transactions end, so the caller can time the commit's wait (most OLTP waits on its
 	// commits' flushes, which no read sees); false when the database has no such probe.

@@ -13,6 +13,9 @@ type Target struct {
 	// Open returns a fresh, empty database for one test, cleaned up when the test ends.
 	// Every subtest calls it once, so subtests share no tables and run in parallel.
 	Open func(t testing.TB) *DB
+	// OpenAlone is Open on a database no other test's sessions use, for the behaviours
+	// that count the database's sessions (busy sessions). nil: Open's already is one.
+	OpenAlone func(t testing.TB) *DB
 	// NoRowLocks says the database has no row locks another session can hold while a
 	// sweep runs (SQLite locks the whole database for a writer), so the behaviours of
 	// rows passed over because another transaction holds them do not apply to it.
@@ -58,7 +61,7 @@ func SQLiteTarget() Target {
 // With TEST_DATABASE_URL unset it skips, except under CI=true, where the suite must run
 // on PostgreSQL and so fails.
 func PostgresTarget() Target {
-	return Target{Name: "postgres", Open: func(t testing.TB) *DB { return openPostgres(t, "") }, OpenInZone: openPostgres}
+	return Target{Name: "postgres", Open: func(t testing.TB) *DB { return openPostgres(t, "") }, OpenInZone: openPostgres, OpenAlone: PostgresAlone}
 }
 
 // openPostgres opens a schema of its own, in zone's sessions unless zone is "".

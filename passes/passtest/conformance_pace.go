@@ -13,7 +13,8 @@ import (
 // (the default one, or the configured probe_query) runs against the database, a probe
 // the database refuses fails startup, and a database without replicas reports no lag;
 // a session waiting on a row lock the sweep's connection holds is counted as blocked;
-// the commit probe runs where the database has one and leaves no row behind.
+// the commit probe runs where the database has one and leaves no row behind; a session
+// running a statement is counted among the busy sessions, unless it is the sweep's.
 func paceBehaviours() []behaviour {
 	return []behaviour{
 		{name: "probe runs, a refused probe fails startup, no replica lag", run: paceProbe},
@@ -24,6 +25,13 @@ func paceBehaviours() []behaviour {
 			return ""
 		}},
 		{name: "commit probe runs or reports none, and changes no row", run: paceCommitProbe},
+		{name: "a session running a statement is counted busy, the sweep's own is not", onTarget: func(t *testing.T, target Target) {
+			open := target.OpenAlone
+			if open == nil {
+				open = target.Open
+			}
+			paceBusy(t, open(t))
+		}},
 	}
 }
 
@@ -151,6 +159,97 @@ func blockedBecomes(t *testing.T, sig passes.PaceSignals, backend, want int) int
 	deadline := time.After(30 * time.Second)
 	for {
 		n, err := sig.Blocked(context.Background(), backendPass{backend})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == want {
+			return n
+		}
+		select {
+		case <-tick.C:
+		case <-deadline:
+			return n
+		}
+	}
+}
+
+// paceBusy: with nothing running, no session is busy; a session whose statement waits
+// on a row lock is counted, and left out when it is the sweep's backend; once it is
+// done, none is busy again. A database that shows no sessions reports so, with 0.
+func paceBusy(t *testing.T, db *DB) {
+	ctx := context.Background()
+	a := newAudit(t, db, passes.TimestampNative)
+	a.log(1, auditCutoff.Add(-time.Hour), "done")
+	sig := a.table(a.spec()).Signals()
+	n, shown, err := sig.BusySessions(ctx, backendPass{})
+	if err != nil || n != 0 {
+		t.Fatalf("busy sessions with nothing running: %d %v, want 0", n, err)
+	}
+	if !shown {
+		return
+	}
+	drv, err := passes.DriverFor(db.DB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	holder, err := db.DB.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close()
+	waiter, err := db.DB.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer waiter.Close()
+	backend, err := drv.Backend(ctx, waiter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx, err := holder.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback() // before the waiter closes, so a failure cannot wait out the lock
+	if _, err := tx.ExecContext(ctx, "UPDATE audit_log SET state = state WHERE id = 1"); err != nil {
+		t.Fatal(err)
+	}
+	// The holder, idle inside its transaction, is busy where the database shows such
+	// sessions (PostgreSQL) and not where it shows them idle (MySQL): count from here.
+	idleInTx, _, err := sig.BusySessions(ctx, backendPass{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waited := make(chan struct{})
+	go func() {
+		_, _ = waiter.ExecContext(ctx, "UPDATE audit_log SET state = state WHERE id = 1")
+		close(waited)
+	}()
+	if n := busyBecomes(t, sig, backendPass{}, idleInTx+1); n != idleInTx+1 {
+		t.Fatalf("busy = %d with a statement waiting, want %d", n, idleInTx+1)
+	}
+	if n, _, err := sig.BusySessions(ctx, backendPass{backend}); err != nil || n != idleInTx {
+		t.Errorf("busy = %d %v with the waiting session the sweep's, want %d", n, err, idleInTx)
+	}
+	if err := tx.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	<-waited
+	if n := busyBecomes(t, sig, backendPass{}, 0); n != 0 {
+		t.Errorf("busy = %d once the statement is done, want 0", n)
+	}
+}
+
+// busyBecomes reads BusySessions for sweep until it says want, or 30 s have passed,
+// and returns the last reading; a session's state changes a moment after its
+// statement is sent.
+func busyBecomes(t *testing.T, sig passes.PaceSignals, sweep passes.Pass, want int) int {
+	t.Helper()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(30 * time.Second)
+	for {
+		n, _, err := sig.BusySessions(context.Background(), sweep)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"net/url"
 	"os"
 	"testing"
 
@@ -116,6 +117,36 @@ func postgresWith(t testing.TB, params map[string]any) *DB {
 		return db
 	}
 	return &DB{DB: db, Driver: passes.DriverPostgres, Reopen: open, KeepRow: postgresKeepRow}
+}
+
+// PostgresAlone is a throwaway database of its own on the server TEST_DATABASE_URL
+// names, dropped when the test ends: for the behaviours that count the database's
+// sessions, which the schemas of Postgres share with every other test.
+func PostgresAlone(t testing.TB) *DB {
+	t.Helper()
+	if os.Getenv("TEST_DATABASE_URL") == "" {
+		t.Skip("TEST_DATABASE_URL is not set: no PostgreSQL test")
+	}
+	admin := dbtest.Postgres(t)
+	name := fmt.Sprintf("passtest_alone_%08x", rand.Uint32())
+	ctx := context.Background()
+	if _, err := admin.ExecContext(ctx, "CREATE DATABASE ?", bun.Ident(name)); err != nil {
+		t.Fatalf("create database %s: %v", name, err)
+	}
+	t.Cleanup(func() {
+		_, _ = admin.ExecContext(context.Background(), "DROP DATABASE IF EXISTS ? WITH (FORCE)", bun.Ident(name))
+	})
+	u, err := url.Parse(dbtest.PostgresURL())
+	if err != nil {
+		t.Fatalf("TEST_DATABASE_URL is not a URL: %v", err)
+	}
+	u.Path = "/" + name
+	db := bun.NewDB(sql.OpenDB(pgdriver.NewConnector(pgdriver.WithDSN(u.String()))), pgdialect.New())
+	t.Cleanup(func() { _ = db.Close() }) // runs before the drop: cleanups run last first
+	if err := db.PingContext(ctx); err != nil {
+		t.Fatalf("connect to database %s: %s", name, passes.RedactTextFor(passes.DriverPostgres, err.Error(), u.String()))
+	}
+	return &DB{DB: db, Driver: passes.DriverPostgres, KeepRow: postgresKeepRow}
 }
 
 // Each runs f as two subtests, "sqlite" and "postgres", each on a throwaway database, so

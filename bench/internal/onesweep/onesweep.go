@@ -45,19 +45,53 @@ func Run(ctx context.Context, tbl *passes.Table, batch int, cutoff time.Time, bo
 
 // RunPaced is Run with a pause of delay between batches (the pass's batch_delay): a
 // fixed pace, for a benchmark that compares a paced sweep with a tool paced its own
-// way. Adaptive pacing cannot run here: its controller reads the runtime's clock, which
-// FixedClock stops.
+// way.
 func RunPaced(ctx context.Context, tbl *passes.Table, batch int, delay time.Duration, cutoff time.Time, bound time.Duration) (Result, error) {
 	retention := time.Hour
+	opts := options(retention, batch)
+	opts.BatchDelay = delay
+	return run(ctx, tbl, opts, &FixedClock{At: cutoff.Add(retention)}, bound)
+}
+
+// RunAdaptive is Run with `pacing: adaptive` (batches of at most batch rows). The
+// controller times its probes and batches on the runtime's clock, which FixedClock
+// stops, so the clock here is the wall clock shifted to read cutoff - slack + the
+// retention period when the call starts: the sweep's cutoff then falls in (cutoff -
+// slack, cutoff] as long as it starts within slack, and the caller must have no row
+// in that range, so the rows deleted are exactly those before cutoff.
+func RunAdaptive(ctx context.Context, tbl *passes.Table, batch int, cutoff time.Time, slack, bound time.Duration) (Result, error) {
+	retention := time.Hour
+	opts := options(retention, batch)
+	opts.Pacing = passes.PacingAdaptive
+	return run(ctx, tbl, opts, &ShiftedClock{By: cutoff.Add(retention - slack).Sub(time.Now())}, bound)
+}
+
+// ShiftedClock is the wall clock moved by By: time passes, from a chosen instant.
+type ShiftedClock struct{ By time.Duration }
+
+// Now is the wall clock's time plus By.
+func (c *ShiftedClock) Now() time.Time { return time.Now().Add(c.By) }
+
+// AfterFunc runs f after d of wall time.
+func (c *ShiftedClock) AfterFunc(d time.Duration, f func()) clock.Timer { return time.AfterFunc(d, f) }
+
+// options are the pass options every run shares: the retention period, batch rows
+// per batch, no startup stagger, no batch timeout and no bound on a sweep's batches.
+func options(retention time.Duration, batch int) passes.Options {
 	opts := passes.DefaultOptions()
-	opts.RetentionPeriod, opts.BatchSize, opts.BatchDelay, opts.MaxStartupStagger = passes.Retain(retention), batch, delay, 0
+	opts.RetentionPeriod, opts.BatchSize, opts.MaxStartupStagger = passes.Retain(retention), batch, 0
 	opts.MaxBatchesPerSweep, opts.BatchTimeout = 1<<30, 0
+	return opts
+}
+
+// run registers tbl with opts on a runtime reading clk and times its first sweep.
+func run(ctx context.Context, tbl *passes.Table, opts passes.Options, clk clock.Clock, bound time.Duration) (Result, error) {
 	quiet := logrus.New()
 	quiet.SetOutput(io.Discard)
 	started := make(chan time.Time, 1)
 	done := make(chan actors.SweepDone, 1)
 	failed := make(chan error, 1)
-	rt := actors.New(actors.Config{Clock: &FixedClock{At: cutoff.Add(retention)}, Logger: quiet, Observers: []actors.Observer{actors.ObserverFunc(func(e actors.Event) error {
+	rt := actors.New(actors.Config{Clock: clk, Logger: quiet, Observers: []actors.Observer{actors.ObserverFunc(func(e actors.Event) error {
 		switch e := e.(type) {
 		case actors.SweepStarted:
 			started <- time.Now()

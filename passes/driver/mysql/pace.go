@@ -30,6 +30,20 @@ func (Driver) Blocked(ctx context.Context, db bun.IDB, backend int) (int, error)
 	return n, err
 }
 
+// BusySessions counts the sessions of information_schema.PROCESSLIST on the current
+// database whose command is not Sleep (running a statement), other than the reading
+// session and backend: the MySQL counterpart of pt-online-schema-change's
+// Threads_running, kept to the database. A session idle inside a transaction shows
+// Sleep and is not counted. Without the PROCESS privilege only the user's own sessions
+// are listed.
+func (Driver) BusySessions(ctx context.Context, db bun.IDB, backend int) (int, bool, error) {
+	var n int
+	err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM information_schema.PROCESSLIST
+		WHERE DB = DATABASE() AND COMMAND NOT IN ('Sleep', 'Daemon', 'Binlog Dump', 'Killed')
+		AND ID <> CONNECTION_ID() AND ID <> ?`, backend).Scan(&n)
+	return n, err == nil, err
+}
+
 // ReplicaLag reports no replica, on purpose: a MySQL or MariaDB source keeps no lag of
 // its replicas (each replica reports its own, in SHOW REPLICA STATUS on that replica),
 // and the node talks to the source alone; the config lists no replica to ask. Reporting

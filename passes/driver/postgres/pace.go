@@ -14,6 +14,19 @@ func (Driver) Blocked(ctx context.Context, db bun.IDB, backend int) (int, error)
 	return n, err
 }
 
+// BusySessions counts the client backends of the current database, in pg_stat_activity,
+// that are running a statement or sit inside a transaction, other than the reading
+// session and backend. A role without pg_read_all_stats sees other roles' sessions with
+// their state NULL, so it counts only its own role's.
+func (Driver) BusySessions(ctx context.Context, db bun.IDB, backend int) (int, bool, error) {
+	var n int
+	err := db.QueryRowContext(ctx, `SELECT count(*) FROM pg_stat_activity
+		WHERE datname = current_database() AND backend_type = 'client backend'
+		AND state IN ('active', 'idle in transaction', 'idle in transaction (aborted)')
+		AND pid <> pg_backend_pid() AND pid <> ?`, backend).Scan(&n)
+	return n, err == nil, err
+}
+
 // CommitProbe emits a transactional logical-decoding message: it writes one WAL
 // record and commits, so it waits for the WAL flush as the workload's commits do (at
 // the session's synchronous_commit, the application's own), with no table to own or

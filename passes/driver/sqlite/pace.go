@@ -10,6 +10,9 @@ import (
 // Blocked is 0: SQLite keeps no view of who waits on whom.
 func (Driver) Blocked(context.Context, bun.IDB, int) (int, error) { return 0, nil }
 
+// BusySessions reports none: SQLite has no sessions another connection can see.
+func (Driver) BusySessions(context.Context, bun.IDB, int) (int, bool, error) { return 0, false, nil }
+
 // CommitProbe reports none: a SQLite writer has the file to itself, so no commit of
 // the sweep delays another's.
 func (Driver) CommitProbe(context.Context, bun.IDB) (bool, error) { return false, nil }
