@@ -389,14 +389,14 @@ func (c *Controller) evaluate(now time.Time) {
 	if c.lastCut.After(since) {
 		since = c.lastCut
 	}
-	reason, detail := c.degraded(now, since)
+	d := c.degraded(now, since)
 	delivered := 0.0
 	if c.winTime > 0 {
 		delivered = float64(c.winRows) / c.winTime.Seconds()
 	}
 	c.winRows, c.winTime = 0, 0
-	if reason != "" {
-		c.cut(now, delivered, reason, detail)
+	if d.reason != "" {
+		c.cut(now, delivered, d)
 		return
 	}
 	if !c.evidence(since) {
@@ -411,11 +411,12 @@ func (c *Controller) evaluate(now time.Time) {
 	}
 }
 
-// cut multiplies the rate by Backoff. It cuts from what was delivered when that is less
-// than the rate aimed at, so the first cut bites at once (TCP reduces from what is in
-// flight the same way). The first cut of a spell sets where the slow start that follows
-// it hands over to additive growth.
-func (c *Controller) cut(now time.Time, delivered float64, reason Reason, detail string) {
+// cut multiplies the rate by Backoff, or by less where the signal is further over its
+// limit than Backoff would make up for (see cutFactor). It cuts from what was delivered
+// when that is less than the rate aimed at, so the first cut bites at once (TCP reduces
+// from what is in flight the same way). The first cut of a spell sets where the slow
+// start that follows it hands over to additive growth.
+func (c *Controller) cut(now time.Time, delivered float64, d degradation) {
 	base := c.rate
 	if delivered > 0 && delivered < base {
 		base = delivered
@@ -423,7 +424,7 @@ func (c *Controller) cut(now time.Time, delivered float64, reason Reason, detail
 	if c.mode != ModeBackingOff {
 		c.ssthresh = max(c.cfg.MinRate, c.cfg.RecoverShare*base)
 	}
-	c.rate = max(c.cfg.MinRate, base*c.cfg.Backoff)
+	c.rate = max(c.cfg.MinRate, base*cutFactor(c.cfg.Backoff, d.over))
 	c.slowStart, c.lastCut = false, now
 	c.cuts++
 	if c.streak == 0 {
@@ -432,8 +433,32 @@ func (c *Controller) cut(now time.Time, delivered float64, reason Reason, detail
 	c.streak++
 	if c.mode != ModeBackingOff {
 		c.mode, c.backingSince = ModeBackingOff, now
-		c.change(reason, detail)
+		c.change(d.reason, d.detail)
 	}
+}
+
+// cutFactor is what a cut multiplies the rate by: backoff, or, where the signal is
+// more than 1/backoff times its limit, the inverse of that (at least minCutFactor). A
+// sweep a little too fast is over its limit by a little, and halving is plenty; a surge
+// of the load puts a signal several times over at once, and one cut by as much gets the
+// sweep out of its way within the two seconds a second halving would cost.
+func cutFactor(backoff, over float64) float64 {
+	if over*backoff > 1 {
+		return max(1/over, minCutFactor)
+	}
+	return backoff
+}
+
+// minCutFactor bounds one cut, so a single wild sample cannot throw the rate to its
+// floor in one step.
+const minCutFactor = 0.1
+
+// degradation is a signal over its limit: which, the numbers for a log line, and how
+// far over (its value over its limit; 0 where it is no ratio, as blocked sessions).
+type degradation struct {
+	reason Reason
+	detail string
+	over   float64
 }
 
 // grow raises the rate after a healthy evaluation. Until the first cut it doubles (slow
@@ -486,21 +511,22 @@ func (c *Controller) evidence(since time.Time) bool {
 	return !any
 }
 
-// degraded returns the first signal that is over its bound, with the numbers.
-func (c *Controller) degraded(now, since time.Time) (Reason, string) {
+// degraded returns the first signal that is over its bound, with the numbers; the zero
+// degradation when none is.
+func (c *Controller) degraded(now, since time.Time) degradation {
 	fresh := func(at time.Time) bool { return at.After(since) && !at.Before(now.Add(-c.cfg.SignalWindow)) }
 	if fresh(c.blockedAt) && c.blocked > 0 {
-		return ReasonBlocking, fmt.Sprintf("the sweep blocked %d session(s)", c.blocked)
+		return degradation{ReasonBlocking, fmt.Sprintf("the sweep blocked %d session(s)", c.blocked), 0}
 	}
 	if fresh(c.lagAt) && c.lag > c.cfg.MaxReplicaLag {
-		return ReasonReplicaLag, fmt.Sprintf("replica lag %v over %v", c.lag, c.cfg.MaxReplicaLag)
+		return degradation{ReasonReplicaLag, fmt.Sprintf("replica lag %v over %v", c.lag, c.cfg.MaxReplicaLag), float64(c.lag) / float64(c.cfg.MaxReplicaLag)}
 	}
 	for _, s := range c.signals() {
-		if r, detail := s.judge(since, c.cfg); r != "" {
-			return r, detail
+		if d := s.judge(since, c.cfg); d.reason != "" {
+			return d
 		}
 	}
-	return "", ""
+	return degradation{}
 }
 
 // maxTailOverBaseline bounds the idle tail the limit is scaled by, so one stalled probe

@@ -7,7 +7,8 @@
 // most a share of the time, and steers a deletion rate from foreground signals: the
 // latency of a cheap probe query against a baseline learned while the sweep holds back
 // (its p75 may rise by a quarter of the idle p99: the latency a p99 held within 1.25
-// times idle can absorb), the sessions the sweep's backend blocks, and replica lag. A degraded signal cuts the
+// times idle can absorb), the workload's busy sessions judged the same way (a surge of
+// the load shows there first), the sessions the sweep's backend blocks, and replica lag. A degraded signal cuts the
 // rate multiplicatively; healthy signals grow it again (doubling until the first cut,
 // then by a fixed step). The baseline is re-learned the way BBR and TCP Vegas re-probe
 // their minimum round trip, so a load that changes for good moves the baseline with

@@ -79,18 +79,18 @@ func (s *baselineSignal) learn(samples []float64, holds int) bool {
 // baseline may be zero (no other session was busy), a latency's never is.
 func (s *baselineSignal) learned() bool { return len(s.holds) > 0 }
 
-// judge returns the signal's reason, with the numbers, when its p75 since since is over
-// its limit; "" when it is within it, has no baseline, or has too few samples to tell.
-func (s *baselineSignal) judge(since time.Time, cfg Config) (Reason, string) {
+// judge returns the signal's degradation when its p75 since since is over its limit;
+// the zero one when it is within it, has no baseline, or has too few samples to tell.
+func (s *baselineSignal) judge(since time.Time, cfg Config) degradation {
 	recent := s.since(since)
 	if !s.learned() || len(recent) < 3 {
-		return "", ""
+		return degradation{}
 	}
 	s.last = quantile(recent, probeQuantile)
 	if limit := s.limit(cfg); s.last > limit {
-		return s.reason, fmt.Sprintf("%s p75 %s over %s (baseline p75 %s, p99 %s)", s.name, s.format(s.last), s.format(limit), s.format(s.baseline), s.format(s.tail))
+		return degradation{s.reason, fmt.Sprintf("%s p75 %s over %s (baseline p75 %s, p99 %s)", s.name, s.format(s.last), s.format(limit), s.format(s.baseline), s.format(s.tail)), s.last / limit}
 	}
-	return "", ""
+	return degradation{}
 }
 
 // limit is the signal's p75 above which the sweep is taken to hurt. A foreground p99

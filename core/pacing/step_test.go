@@ -129,13 +129,13 @@ func TestSlowStartAfterAQuietPeriod(t *testing.T) {
 	c := New(Config{MaxBatch: 5000, MinRate: 100})
 	now := time.Unix(0, 0)
 	c.rate, c.slowStart, c.mode = 40_000, false, ModeGrowing
-	c.cut(now, 0, ReasonCommit, "scripted")
+	c.cut(now, 0, degradation{ReasonCommit, "scripted", 0})
 	if got, want := c.rate, 20_000.0; got != want {
 		t.Fatalf("rate %.0f after one cut from 40000, want %.0f", got, want)
 	}
 	for range 5 {
 		now = now.Add(DefaultEvalEvery)
-		c.cut(now, 0, ReasonCommit, "scripted")
+		c.cut(now, 0, degradation{ReasonCommit, "scripted", 0})
 	}
 	if c.rate != 625 || c.ssthresh != 20_000 {
 		t.Fatalf("rate %.0f, threshold %.0f after six cuts, want 625 and 20000", c.rate, c.ssthresh)
@@ -151,5 +151,22 @@ func TestSlowStartAfterAQuietPeriod(t *testing.T) {
 	want := "[625 2625 5250 10500 20000 22000 24000 26000 28000 30000 32000 34000]"
 	if got := fmt.Sprint(rates); got != want {
 		t.Errorf("rates %s, want %s", got, want)
+	}
+}
+
+// TestCutFactor: a signal a little over its limit halves the rate; one several times
+// over cuts by as much as it is over, never below a tenth in one step.
+func TestCutFactor(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ over, want float64 }{
+		{0, 0.5},   // no ratio (blocked sessions)
+		{1.2, 0.5}, // a sweep a little too fast
+		{2, 0.5},
+		{4, 0.25}, // a surge: four times over
+		{50, minCutFactor},
+	} {
+		if got := cutFactor(DefaultBackoff, tc.over); got != tc.want {
+			t.Errorf("cutFactor(%v, %v) = %v, want %v", DefaultBackoff, tc.over, got, tc.want)
+		}
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/uptrace/bun"
+
 	"github.com/retentionkit/retention/passes"
 )
 
@@ -93,59 +95,99 @@ func paceBlocked(t *testing.T, db *DB) {
 	ctx := context.Background()
 	a := newAudit(t, db, passes.TimestampNative)
 	a.log(1, auditCutoff.Add(-time.Hour), "done")
-	drv, err := passes.DriverFor(db.DB)
-	if err != nil {
-		t.Fatal(err)
-	}
-	holder, err := db.DB.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer holder.Close()
-	backend, err := drv.Backend(ctx, holder)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := newRowWait(t, db)
+	backend := w.holderBackend
 	sig := a.table(a.spec()).Signals()
 	if n := blockedBecomes(t, sig, backend, 0); n != 0 {
 		t.Fatalf("blocked before any lock: %d", n)
 	}
-	waiter, err := db.DB.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer waiter.Close()
-	tx, err := holder.BeginTx(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback() // before the waiter closes (defers run last first), so a failure cannot wait out the lock
-	if _, err := tx.ExecContext(ctx, "UPDATE audit_log SET state = state WHERE id = 1"); err != nil {
-		t.Fatal(err)
-	}
-	waited := make(chan struct{})
-	go func() {
-		// Its own lock wait may time out (MySQL's driver sets 5 s), which ends the wait
-		// the test counts too; its error says nothing about the count.
-		_, _ = waiter.ExecContext(ctx, "UPDATE audit_log SET state = state WHERE id = 1")
-		close(waited)
-	}()
+	w.lock(t)
+	w.wait()
 	if n := blockedBecomes(t, sig, backend, 1); n != 1 {
 		t.Fatalf("blocked = %d, want the one waiting session counted", n)
 	}
 	if n, err := sig.Blocked(ctx, backendPass{backend + 100000}); err != nil || n != 0 {
 		t.Errorf("another connection's blocked: %d %v; want 0", n, err)
 	}
-	if err := tx.Rollback(); err != nil {
-		t.Fatal(err)
-	}
-	<-waited
+	w.release(t)
 	if n := blockedBecomes(t, sig, backend, 0); n != 0 {
 		t.Errorf("blocked after the lock went: %d", n)
 	}
 	if n, err := sig.Blocked(ctx, backendPass{}); err != nil || n != 0 {
 		t.Errorf("a sweep with no connection yet: %d %v", n, err)
 	}
+}
+
+// rowWait is row 1 of audit_log locked by one connection's open transaction (the
+// holder) and a second connection (the waiter) whose statement waits for that lock.
+type rowWait struct {
+	holder, waiter               bun.Conn
+	holderBackend, waiterBackend int
+	tx                           bun.Tx
+	waited                       chan struct{}
+}
+
+// newRowWait opens the two connections, closed when the test ends; nothing is locked
+// yet.
+func newRowWait(t *testing.T, db *DB) *rowWait {
+	t.Helper()
+	ctx := context.Background()
+	drv, err := passes.DriverFor(db.DB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &rowWait{waited: make(chan struct{})}
+	for _, c := range []struct {
+		conn    *bun.Conn
+		backend *int
+	}{{&w.holder, &w.holderBackend}, {&w.waiter, &w.waiterBackend}} {
+		conn, err := db.DB.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = conn.Close() })
+		if *c.backend, err = drv.Backend(ctx, conn); err != nil {
+			t.Fatal(err)
+		}
+		*c.conn = conn
+	}
+	return w
+}
+
+// lock locks row 1 in a transaction of the holder's, rolled back when the test ends
+// (before the connections close: cleanups run last first), so a failure cannot wait
+// out the lock.
+func (w *rowWait) lock(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	tx, err := w.holder.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tx.Rollback() })
+	if _, err := tx.ExecContext(ctx, "UPDATE audit_log SET state = state WHERE id = 1"); err != nil {
+		t.Fatal(err)
+	}
+	w.tx = tx
+}
+
+// wait sends the waiter's statement on row 1, which waits for the lock. Its own lock
+// wait may time out (MySQL's driver sets 5 s), which ends the wait a test counts too;
+// its error says nothing about the count.
+func (w *rowWait) wait() {
+	go func() {
+		_, _ = w.waiter.ExecContext(context.Background(), "UPDATE audit_log SET state = state WHERE id = 1")
+		close(w.waited)
+	}()
+}
+
+// release rolls the holder's transaction back and waits for the waiter's statement.
+func (w *rowWait) release(t *testing.T) {
+	t.Helper()
+	if err := w.tx.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	<-w.waited
 }
 
 // blockedBecomes reads Blocked for backend until it says want, or 30 s have passed, and
@@ -188,53 +230,22 @@ func paceBusy(t *testing.T, db *DB) {
 	if !shown {
 		return
 	}
-	drv, err := passes.DriverFor(db.DB)
-	if err != nil {
-		t.Fatal(err)
-	}
-	holder, err := db.DB.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer holder.Close()
-	waiter, err := db.DB.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer waiter.Close()
-	backend, err := drv.Backend(ctx, waiter)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tx, err := holder.BeginTx(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback() // before the waiter closes, so a failure cannot wait out the lock
-	if _, err := tx.ExecContext(ctx, "UPDATE audit_log SET state = state WHERE id = 1"); err != nil {
-		t.Fatal(err)
-	}
+	w := newRowWait(t, db)
+	w.lock(t)
 	// The holder, idle inside its transaction, is busy where the database shows such
 	// sessions (PostgreSQL) and not where it shows them idle (MySQL): count from here.
 	idleInTx, _, err := sig.BusySessions(ctx, backendPass{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	waited := make(chan struct{})
-	go func() {
-		_, _ = waiter.ExecContext(ctx, "UPDATE audit_log SET state = state WHERE id = 1")
-		close(waited)
-	}()
+	w.wait()
 	if n := busyBecomes(t, sig, backendPass{}, idleInTx+1); n != idleInTx+1 {
 		t.Fatalf("busy = %d with a statement waiting, want %d", n, idleInTx+1)
 	}
-	if n, _, err := sig.BusySessions(ctx, backendPass{backend}); err != nil || n != idleInTx {
+	if n, _, err := sig.BusySessions(ctx, backendPass{w.waiterBackend}); err != nil || n != idleInTx {
 		t.Errorf("busy = %d %v with the waiting session the sweep's, want %d", n, err, idleInTx)
 	}
-	if err := tx.Rollback(); err != nil {
-		t.Fatal(err)
-	}
-	<-waited
+	w.release(t)
 	if n := busyBecomes(t, sig, backendPass{}, 0); n != 0 {
 		t.Errorf("busy = %d once the statement is done, want 0", n)
 	}
