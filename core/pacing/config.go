@@ -20,12 +20,12 @@ const (
 	// DefaultCPUShare is the largest share of wall time the sweep spends inside
 	// batches, whatever the rate: the sweep is one serial loop, so this bounds it to
 	// that share of one core of the database server. Most OLTP waits on its commits'
-	// flushes, which no probe sees well; a batch's delete writes its share of the
-	// log beside them, so the share is kept low. The benchmark of docs/benchmarks.md
-	// ("The step run at a surge the server feels") saw the commit-bound load's p99
-	// at 1.25 times idle with 500-row batches busy 12% of the time, and at 1.72-1.78
-	// times with batches busy 26-32% of it.
-	DefaultCPUShare = 0.15
+	// flushes, which no probe sees well; a batch's deletes write the log those commits
+	// flush, so the share is kept low. In the step runs of 2026-12-05
+	// (docs/benchmarks.md) a commit-bound load's p99 sat at 1.19-1.44 times idle under
+	// 500-row batches busy 10-13% of the time (about 21,000 rows/s), and at 1.09-1.82
+	// times under paces busy 15-32% of it (28,000-34,000 rows/s).
+	DefaultCPUShare = 0.10
 	// DefaultMargin is the share of the idle p99 that the sweep may add to the probe's
 	// typical latency before the controller backs off: 0.25 is "the foreground p99
 	// within 1.25x of idle".

@@ -541,7 +541,7 @@ func (c *Controller) change(r Reason, detail string) {
 	c.pending = &Change{Reason: r, Detail: detail}
 }
 
-// nextBatch sizes the batch to the target time, no larger than MaxBatchWorth of the
+// nextBatch sizes the batch to the target time, no larger than batchWorth of the
 // rate, changing by at most half or one and a half times per batch.
 func (c *Controller) nextBatch() int {
 	want := c.sizeForTarget()
@@ -552,9 +552,20 @@ func (c *Controller) nextBatch() int {
 		// one, so the next fit has two sizes to go by.
 		want = max(want, c.batch+c.batch/2+1)
 	}
-	want = min(want, int(c.rate*c.cfg.MaxBatchWorth.Seconds()))
+	want = min(want, int(c.rate*c.batchWorth().Seconds()))
 	want = clamp(want, c.batch/2, c.batch+c.batch/2+1)
 	return clamp(want, c.cfg.MinBatch, c.cfg.MaxBatch)
+}
+
+// batchWorth is how much of the rate one batch may hold: MaxBatchWorth, or, where the
+// CPU share spaces batches further apart than that (a batch mostly fixed cost on a busy
+// server), that spacing. Smaller batches could never deliver the rate, and a rate held
+// to twice what is delivered could then never grow.
+func (c *Controller) batchWorth() time.Duration {
+	if c.lastTook <= 0 {
+		return c.cfg.MaxBatchWorth
+	}
+	return max(c.cfg.MaxBatchWorth, time.Duration(float64(c.lastTook)/c.cfg.CPUShare))
 }
 
 // oneSize reports whether the last batches, at least two, were all of one size.

@@ -165,8 +165,9 @@ func TestLearnsABaselineFirstThenGrowsWhenHealthy(t *testing.T) {
 	if st.Batch < 120 || st.Batch > 200 {
 		t.Errorf("batch %d, want about the 110 rows that take the %v target", st.Batch, DefaultTargetBatchTime)
 	}
-	if r := w.rate(15*time.Second, 20*time.Second); r < 10*DefaultStartRate {
-		t.Errorf("rate %.0f rows/s after 15s healthy, want it grown past %d", r, 10*DefaultStartRate)
+	// 2ms batches at most a tenth of the time: 160 rows every 20ms, 8,000 rows/s.
+	if r := w.rate(15*time.Second, 20*time.Second); r < 5*DefaultStartRate {
+		t.Errorf("rate %.0f rows/s after 15s healthy, want it grown past %d", r, 5*DefaultStartRate)
 	}
 	if st.Cuts != 0 || st.Mode != ModeGrowing {
 		t.Errorf("state %+v, want growing with no cut", st)

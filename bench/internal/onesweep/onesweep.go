@@ -63,7 +63,7 @@ func RunAdaptive(ctx context.Context, tbl *passes.Table, batch int, cutoff time.
 	retention := time.Hour
 	opts := options(retention, batch)
 	opts.Pacing = passes.PacingAdaptive
-	return run(ctx, tbl, opts, &ShiftedClock{By: cutoff.Add(retention - slack).Sub(time.Now())}, bound)
+	return run(ctx, tbl, opts, &ShiftedClock{By: time.Until(cutoff.Add(retention - slack))}, bound)
 }
 
 // ShiftedClock is the wall clock moved by By: time passes, from a chosen instant.
