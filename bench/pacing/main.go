@@ -45,7 +45,7 @@ type config struct {
 func main() {
 	var c config
 	flag.IntVar(&c.rows, "rows", 1_000_000, "rows in the drained table; 90% expired (topped up when a variant would run out)")
-	flag.IntVar(&c.rate, "rate", 300, "foreground load in transactions per second (pgbench -R)")
+	flag.IntVar(&c.rate, "rate", 500, "foreground load in transactions per second (pgbench -R); 500 is what a quiet 2-core machine feels tripled without saturating (docs/benchmarks.md, \"The step run at a surge the server feels\")")
 	flag.IntVar(&c.scale, "scale", 5, "pgbench scale of the foreground's tables (100,000 accounts each)")
 	flag.IntVar(&c.pairs, "pairs", 10, "pairs of windows (not draining, draining) per variant")
 	flag.DurationVar(&c.window, "window", 10*time.Second, "length of one window")
@@ -55,7 +55,7 @@ func main() {
 	flag.StringVar(&c.variants, "variants", "none,fixed:500:0s,fixed:100:2ms,fixed:200:5ms,fixed:500:20ms,adaptive,adaptive-commitprobe", "comma-separated: none (A/A pairs: neither window drains), fixed:BATCH:PAUSE, adaptive[:MAXLAG], adaptive-commitprobe[:MAXLAG] (with commit_probe: true), adaptive-commit[:MAXLAG] (a commit as its probe_query); a +durable suffix commits the sweep at synchronous_commit on")
 	flag.StringVar(&c.stepVariants, "step", "none,adaptive,fixed:500:0s,best", "step-test variants (none: the reference without draining; best: the fixed pace of the run with the most rows/s at a median ratio within 1.5, else the lowest ratio); empty skips it")
 	flag.IntVar(&c.surges, "surges", 5, "surges in each step-test run")
-	flag.IntVar(&c.stepRows, "step-rows", 0, "rows in each step-test variant's table at its start (0: twice -rows); an unpaced drain needs its rate x the pre-surge and surge windows to keep deleting through a surge")
+	flag.IntVar(&c.stepRows, "step-rows", 0, "rows in each step-test variant's table at its start (0: four times -rows); an unpaced drain needs its rate x the pre-surge and surge windows to keep deleting through a surge")
 	flag.DurationVar(&c.stepPre, "step-pre", 6*time.Second, "the base load's window before each surge")
 	flag.DurationVar(&c.stepFor, "step-for", 12*time.Second, "how long each surge keeps the foreground tripled")
 	flag.DurationVar(&c.stepAfter, "step-after", 15*time.Second, "the base load's window after each surge, to recover in")

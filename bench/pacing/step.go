@@ -41,7 +41,7 @@ func runStep(ctx context.Context, c config, db *bun.DB, v variant) (stepResult, 
 	var d *drainer
 	rows := c.stepRows
 	if rows <= 0 {
-		rows = 2 * c.rows
+		rows = 4 * c.rows
 	}
 	if !v.none {
 		if err := createTable(ctx, db, rows); err != nil {
