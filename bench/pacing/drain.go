@@ -28,6 +28,7 @@ type variant struct {
 	maxLag          time.Duration // adaptive: max_replica_lag; 0 is the default
 	probe           string        // adaptive: probe_query; empty is the default
 	withCommitProbe bool          // adaptive: Options.CommitProbe on (off by default; what the probe costs)
+	noBusy          bool          // adaptive: the busy sessions left out (what that signal costs)
 	none            bool          // no drain at all: the reference runs
 	// The sweep's synchronous_commit: "on" for a +durable variant, else empty (the pass's default off).
 	synchronousCommit string
@@ -39,7 +40,8 @@ const commitProbe = "SELECT pg_logical_emit_message(true, 'retention-probe', '')
 
 // parseVariant reads "fixed:BATCH:DELAY", "adaptive", "adaptive:LAG" or "none";
 // "adaptive-commit" is adaptive with commitProbe for its probe, "adaptive-commitprobe"
-// adaptive with Options.CommitProbe on beside its read probe. A "+durable" suffix on a
+// adaptive with Options.CommitProbe on beside its read probe, "adaptive-nobusy" adaptive
+// without the busy-sessions signal. A "+durable" suffix on a
 // drain has its sweep commit with synchronous_commit on: whether the application's
 // commits wait less when the sweep has flushed its own WAL.
 func parseVariant(s string) (variant, error) {
@@ -63,10 +65,10 @@ func parsePace(s string) (variant, error) {
 	switch {
 	case s == "none":
 		return variant{none: true}, nil
-	case (f[0] == "adaptive" || f[0] == "adaptive-commit" || f[0] == "adaptive-commitprobe" || f[0] == "adaptive-readonly") && len(f) <= 2:
+	case (f[0] == "adaptive" || f[0] == "adaptive-commit" || f[0] == "adaptive-commitprobe" || f[0] == "adaptive-readonly" || f[0] == "adaptive-nobusy") && len(f) <= 2:
 		// adaptive-readonly (adaptive without the commit probe) is what adaptive has been
 		// since the probe became opt-in; it stays so the earlier runs' commands still run.
-		v := variant{adaptive: true, batch: passes.DefaultBatchSize, withCommitProbe: f[0] == "adaptive-commitprobe"}
+		v := variant{adaptive: true, batch: passes.DefaultBatchSize, withCommitProbe: f[0] == "adaptive-commitprobe", noBusy: f[0] == "adaptive-nobusy"}
 		if f[0] == "adaptive-commit" {
 			v.probe = commitProbe
 		}
@@ -89,7 +91,7 @@ func parsePace(s string) (variant, error) {
 		}
 		return variant{batch: n, delay: d}, nil
 	}
-	return variant{}, errors.New("want fixed:BATCH:DELAY, adaptive[:MAXLAG], adaptive-commit[:MAXLAG], adaptive-commitprobe[:MAXLAG] or none; a drain may end in +durable")
+	return variant{}, errors.New("want fixed:BATCH:DELAY, adaptive[:MAXLAG], adaptive-commit[:MAXLAG], adaptive-commitprobe[:MAXLAG], adaptive-nobusy[:MAXLAG] or none; a drain may end in +durable")
 }
 
 // batchAt is one batch as the runtime reported it, stamped when the event arrived.
@@ -149,6 +151,9 @@ func startDrain(ctx context.Context, db *bun.DB, v variant) (*drainer, error) {
 	d.rt = actors.New(actors.Config{Logger: quiet, Observers: []actors.Observer{d},
 		SlotPools: func(string, int) actors.AdmissionPool { return d.pool }})
 	reg := tbl.Registration(opts)
+	if v.noBusy {
+		reg.Signals = withoutBusy{reg.Signals}
+	}
 	if err := d.rt.Register(reg); err != nil {
 		return nil, err
 	}
@@ -214,3 +219,12 @@ func (d *drainer) pace() *actors.PaceStatus {
 }
 
 func (d *drainer) stop() { _ = d.rt.Stop(context.Background()) }
+
+// withoutBusy is a pass's signals with the busy sessions reported as not shown, as on a
+// database without a session list: the controller paces without that signal.
+type withoutBusy struct{ passes.PaceSignals }
+
+// BusySessions reports none.
+func (withoutBusy) BusySessions(context.Context, passes.Pass) (int, bool, error) {
+	return 0, false, nil
+}
