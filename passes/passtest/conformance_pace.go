@@ -196,11 +196,20 @@ func (w *rowWait) release(t *testing.T) {
 // than 0.1 s ago: reads back to back would see the first one's snapshot for ever.
 func blockedBecomes(t *testing.T, sig passes.PaceSignals, backend, want int) int {
 	t.Helper()
-	tick := time.NewTicker(150 * time.Millisecond)
+	return countBecomes(t, 150*time.Millisecond, want, func() (int, error) {
+		return sig.Blocked(context.Background(), backendPass{backend})
+	})
+}
+
+// countBecomes reads count every every until it says want, or 30 s have passed, and
+// returns the last reading; a read that fails fails the test.
+func countBecomes(t *testing.T, every time.Duration, want int, count func() (int, error)) int {
+	t.Helper()
+	tick := time.NewTicker(every)
 	defer tick.Stop()
 	deadline := time.After(30 * time.Second)
 	for {
-		n, err := sig.Blocked(context.Background(), backendPass{backend})
+		n, err := count()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -256,21 +265,8 @@ func paceBusy(t *testing.T, db *DB) {
 // statement is sent.
 func busyBecomes(t *testing.T, sig passes.PaceSignals, sweep passes.Pass, want int) int {
 	t.Helper()
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	deadline := time.After(30 * time.Second)
-	for {
+	return countBecomes(t, 50*time.Millisecond, want, func() (int, error) {
 		n, _, err := sig.BusySessions(context.Background(), sweep)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if n == want {
-			return n
-		}
-		select {
-		case <-tick.C:
-		case <-deadline:
-			return n
-		}
-	}
+		return n, err
+	})
 }
