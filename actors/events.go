@@ -130,6 +130,8 @@ type PaceSummary struct {
 	Baseline, Probe, ReplicaLag time.Duration
 	// CommitBaseline and Commit are the commit probe's, zero where there is none.
 	CommitBaseline, Commit time.Duration
+	// BusyBaseline and Busy are the busy sessions' (PaceStatus), zero where none show.
+	BusyBaseline, Busy float64
 	// Cuts counts the sweep's multiplicative back-offs; BackingOff is the time it spent
 	// backing off; Changes counts its PaceChanged events.
 	Cuts       int

@@ -240,6 +240,47 @@ func TestAdaptivePassBacksOffOnASlowProbeAndRecovers(t *testing.T) {
 	}
 }
 
+// TestAdaptivePassShowsTheBusySessions: a session of the same database sits inside a
+// statement from before the sweep starts, so the busy sessions the controller learns
+// as its baseline number at least one, and the pass's status and its metrics' source
+// (PaceStatus) carry them. PostgreSQL, which counts them; the other tests' sessions on
+// the shared test database can only add to the count.
+func TestAdaptivePassShowsTheBusySessions(t *testing.T) {
+	t.Parallel()
+	db := dbtest.Postgres(t)
+	f := newPaceFixture(t, db, 200_000)
+	ctx, cancel := context.WithCancel(context.Background())
+	sleeper, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slept := make(chan error, 1)
+	go func() { _, err := sleeper.ExecContext(ctx, "SELECT pg_sleep(120)"); slept <- err }()
+	t.Cleanup(func() { cancel(); <-slept; _ = sleeper.Close() })
+	ev := &paceEvents{sizes: map[int]int{}}
+	ev.waitFor(t, "the sleeping session", 30*time.Second, func() bool {
+		var n int
+		err := db.QueryRowContext(context.Background(),
+			"SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query = 'SELECT pg_sleep(120)'").Scan(&n)
+		return err == nil && n > 0
+	})
+	rt := startAdaptive(t, f, ev, passes.Unbounded, false)
+	ev.waitFor(t, "baseline", 30*time.Second, func() bool { return ev.has(pacing.ReasonBaseline) })
+	// Polled outside waitFor, which holds the events' lock that the runtime's
+	// observer needs.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		st := rt.Status().Passes[0].Pace
+		if st != nil && st.BusyBaseline >= 1 && st.Busy >= 1 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("status pace %+v, want a busy baseline and a busy p75 of at least one session", st)
+		}
+		<-time.After(20 * time.Millisecond)
+	}
+}
+
 // TestSetPacingSwitchesAtTheNextSweep: a fixed pass switched to adaptive at run time
 // sweeps adaptively next (a PaceChanged appears); an unknown mode or pass is refused.
 func TestSetPacingSwitchesAtTheNextSweep(t *testing.T) {

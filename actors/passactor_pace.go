@@ -263,11 +263,12 @@ func (a *passActor) paceSummary(sw *sweepRun) *PaceSummary {
 	st := p.ctl.State(a.d.clock.Now())
 	return &PaceSummary{MinBatch: p.sweep.minBatch, MaxBatch: p.sweep.maxBatch, LastBatch: st.Batch, LastDelay: st.Delay,
 		Rate: st.Rate, Baseline: st.Baseline, Probe: st.Probe, CommitBaseline: st.CommitBaseline, Commit: st.Commit, ReplicaLag: st.ReplicaLag,
-		Cuts: st.Cuts - p.sweep.cuts0, BackingOff: st.BackingOff - p.sweep.backing0, Changes: p.sweep.changes}
+		BusyBaseline: st.BusyBaseline, Busy: st.Busy, Cuts: st.Cuts - p.sweep.cuts0, BackingOff: st.BackingOff - p.sweep.backing0, Changes: p.sweep.changes}
 }
 
 // paceStatus is the pace as PassStatus shows it.
 func paceStatus(mode passes.Pacing, st pacing.State) *PaceStatus {
 	return &PaceStatus{Pacing: mode, Mode: st.Mode, Batch: st.Batch, Delay: st.Delay, Rate: st.Rate, Baseline: st.Baseline,
-		Probe: st.Probe, CommitBaseline: st.CommitBaseline, Commit: st.Commit, ReplicaLag: st.ReplicaLag, Blocked: st.Blocked, BackingOff: st.BackingOff, Cuts: st.Cuts, LastReason: st.Last}
+		Probe: st.Probe, CommitBaseline: st.CommitBaseline, Commit: st.Commit, BusyBaseline: st.BusyBaseline, Busy: st.Busy,
+		ReplicaLag: st.ReplicaLag, Blocked: st.Blocked, BackingOff: st.BackingOff, Cuts: st.Cuts, LastReason: st.Last}
 }

@@ -97,7 +97,11 @@ type PaceStatus struct {
 	// CommitBaseline and Commit are the commit probe's baseline and last p75; zero
 	// where the database has none.
 	CommitBaseline, Commit time.Duration
-	Blocked                int
+	// BusyBaseline and Busy are the p75 of the database's other busy sessions while
+	// the sweep held back and at the last evaluation; zero where the database shows
+	// none (SQLite) or while none was busy.
+	BusyBaseline, Busy float64
+	Blocked            int
 	// BackingOff is the total time spent backing off since the pass actor started.
 	BackingOff time.Duration
 	Cuts       int

@@ -142,8 +142,8 @@ func run(ctx context.Context, c config) (string, error) {
 			if err != nil {
 				return "", fmt.Errorf("%s, run %d: %w", chosen[i].name, rep+1, err)
 			}
-			fmt.Fprintf(os.Stderr, "ptarchiver: run %d %s: %.0f rows/s, p99 %v (idle %v, A/A %.2f), lock waits %d, deadlocks %d; %s\n",
-				rep+1, chosen[i].name, r.rate(), r.drain.quantile(0.99), r.idle.quantile(0.99), r.aa(), r.during.lockWaits, r.during.deadlocks, r.keep)
+			fmt.Fprintf(os.Stderr, "ptarchiver: run %d %s: %.0f rows/s, p99 %v (idle %v, A/A %.2f), lock waits %d, deadlocks %d; %s; %s\n",
+				rep+1, chosen[i].name, r.rate(), r.drain.quantile(0.99), r.idle.quantile(0.99), r.aa(), r.during.lockWaits, r.during.deadlocks, r.keep, r.out.trace)
 			results[i] = append(results[i], r)
 		}
 	}

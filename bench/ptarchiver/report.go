@@ -85,6 +85,14 @@ func writeReport(c config, version string, vs []variant, results [][]runResult) 
 		}
 	}
 	fmt.Fprintln(&w)
+	for i, v := range vs {
+		for n, r := range results[i] {
+			if r.out.trace != "" {
+				fmt.Fprintf(&w, "- %s, run %d: %s.\n", v.name, n+1, r.out.trace)
+			}
+		}
+	}
+	fmt.Fprintln(&w)
 	fmt.Fprintln(&w, target(vs, results))
 	return w.String()
 }

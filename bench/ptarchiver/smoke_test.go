@@ -31,7 +31,7 @@ func TestHarnessSmoke(t *testing.T) {
 		dsn: dsn, db: "rt_mysql_ptsmoke_" + hex.EncodeToString(suffix),
 		rows: 4000, reps: 1, rate: 50, workers: 2,
 		idle: 300 * time.Millisecond, settle: 200 * time.Millisecond, window: 2 * time.Second,
-		only: "batch 500$,batch_delay,adaptive,bulk-delete", ptArchiver: "pt-archiver",
+		only: "batch 500$,batch_delay 10ms,adaptive,bulk-delete", ptArchiver: "pt-archiver",
 	}
 	// Five minutes: the adaptive variant holds back 2 s for its baseline and may sit at
 	// its floor (200 rows/s) on a machine busy with the rest of make test.
@@ -53,6 +53,15 @@ func TestHarnessSmoke(t *testing.T) {
 		}
 		if !strings.Contains(line, "exact in 1 of 1") || !strings.Contains(line, "expired left 0") {
 			t.Errorf("keep-set not exact on a finished run:\n%s", line)
+		}
+	}
+	// Every table pass says how its batches went (the adaptive one, why it was slow).
+	for _, want := range []string{
+		"- retention table pass, batch 500, run 1: ",
+		"- retention table pass, batch 500, pacing: adaptive, run 1: ",
+	} {
+		if line := lineWith(report, want); !strings.Contains(line, " batches, median ") {
+			t.Errorf("no trace of the batches for %q in the report:\n%s", want, report)
 		}
 	}
 }

@@ -31,6 +31,7 @@ type outcome struct {
 	elapsed time.Duration
 	rows    int64  // rows the tool says it deleted (-1: it does not say)
 	note    string // anything the tool printed that the report should keep
+	trace   string // how a table pass's batches went (onesweep.Trace), empty for pt-archiver
 }
 
 func variants(c config) []variant {
@@ -49,6 +50,12 @@ func variants(c config) []variant {
 		// 50 batches a second, about what --bulk-delete --limit 500 reached on a quiet
 		// machine, so the p99 ratio compares sweeps of a like rate.
 		{name: "retention table pass, batch 500, batch_delay 10ms", purge: tablePassPaced(500, 10*time.Millisecond)},
+		// Slower fixed paces, for the p99 ratio as a function of the rate: 15 ms is about
+		// ten times pt-archiver's default rate (the least the target asks), 40 ms about
+		// four times, 100 ms about twice.
+		{name: "retention table pass, batch 500, batch_delay 15ms", purge: tablePassPaced(500, 15*time.Millisecond)},
+		{name: "retention table pass, batch 500, batch_delay 40ms", purge: tablePassPaced(500, 40*time.Millisecond)},
+		{name: "retention table pass, batch 500, batch_delay 100ms", purge: tablePassPaced(500, 100*time.Millisecond)},
 		// The controller paces by its probe and its share of the server's time, with no
 		// number picked for this machine: what a user gets from pacing: adaptive.
 		{name: "retention table pass, batch 500, pacing: adaptive", purge: tablePassAdaptive(500)},
@@ -107,7 +114,7 @@ func withTable(sweep func(context.Context, *passes.Table, shape, time.Duration) 
 			return outcome{}, err
 		}
 		r, err := sweep(ctx, tbl, s, bound)
-		return outcome{elapsed: r.Elapsed, rows: r.Rows}, err
+		return outcome{elapsed: r.Elapsed, rows: r.Rows, trace: r.Trace.String()}, err
 	}
 }
 

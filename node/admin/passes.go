@@ -65,11 +65,15 @@ type paceBody struct {
 	// The commit probe's last p75 and baseline; 0 where the database has none.
 	CommitSeconds         float64 `json:"commit_probe_seconds"`
 	CommitBaselineSeconds float64 `json:"commit_baseline_seconds"`
-	ReplicaLagSeconds     float64 `json:"replica_lag_seconds"`
-	Blocked               int     `json:"blocked"`
-	BackingOffSeconds     float64 `json:"backing_off_seconds"`
-	Backoffs              int     `json:"backoffs"`
-	LastReason            string  `json:"last_reason,omitempty"`
+	// The database's other busy sessions (a p75 of counts) and their baseline; 0 where
+	// the database shows none.
+	BusySessions         float64 `json:"busy_sessions"`
+	BusySessionsBaseline float64 `json:"busy_sessions_baseline"`
+	ReplicaLagSeconds    float64 `json:"replica_lag_seconds"`
+	Blocked              int     `json:"blocked"`
+	BackingOffSeconds    float64 `json:"backing_off_seconds"`
+	Backoffs             int     `json:"backoffs"`
+	LastReason           string  `json:"last_reason,omitempty"`
 }
 
 func paceOf(s *actors.PaceStatus) *paceBody {
@@ -79,6 +83,7 @@ func paceOf(s *actors.PaceStatus) *paceBody {
 	return &paceBody{Pacing: string(s.Pacing), Mode: string(s.Mode), BatchSize: s.Batch, DelaySeconds: s.Delay.Seconds(),
 		RateRowsPerSecond: s.Rate, ProbeSeconds: s.Probe.Seconds(), BaselineSeconds: s.Baseline.Seconds(),
 		CommitSeconds: s.Commit.Seconds(), CommitBaselineSeconds: s.CommitBaseline.Seconds(),
+		BusySessions: s.Busy, BusySessionsBaseline: s.BusyBaseline,
 		ReplicaLagSeconds: s.ReplicaLag.Seconds(), Blocked: s.Blocked, BackingOffSeconds: s.BackingOff.Seconds(),
 		Backoffs: s.Cuts, LastReason: string(s.LastReason)}
 }

@@ -63,7 +63,7 @@ func TestPaceSeriesForAdaptivePasses(t *testing.T) {
 				t.Errorf("batch size %v outside [1, 200]", batch)
 			}
 			for _, name := range []string{"retention_pace_delay_seconds", "retention_pace_rate_rows_per_second", "retention_pace_probe_seconds",
-				"retention_pace_probe_baseline_seconds", "retention_pace_replica_lag_seconds", "retention_pace_backing_off_seconds_total", "retention_pace_backoffs_total"} {
+				"retention_pace_probe_baseline_seconds", "retention_pace_replica_lag_seconds", "retention_pace_busy_sessions", "retention_pace_busy_sessions_baseline", "retention_pace_backing_off_seconds_total", "retention_pace_backoffs_total"} {
 				if _, ok := series[name]["adaptive"]; !ok {
 					t.Errorf("no %s for the adaptive pass", name)
 				}

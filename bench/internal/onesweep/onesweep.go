@@ -5,13 +5,19 @@ package onesweep
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/sirupsen/logrus"
 
 	"github.com/retentionkit/retention/actors"
 	"github.com/retentionkit/retention/core/clock"
+	"github.com/retentionkit/retention/core/pacing"
 	"github.com/retentionkit/retention/passes"
 )
 
@@ -33,6 +39,69 @@ type Result struct {
 	// Elapsed runs from SweepStarted to SweepDone, or to the bound: the actor system's
 	// start and the pass's startup checks happen once per process, not per batch.
 	Elapsed time.Duration
+	// Trace is how the sweep's batches went, so a report can say why a pace was slow.
+	Trace Trace
+}
+
+// Trace is what a sweep's BatchDone and PaceChanged events said.
+type Trace struct {
+	// Batches counts the batches that returned; MedianRows and MedianTook are their
+	// median size and duration.
+	Batches    int
+	MedianRows int
+	MedianTook time.Duration
+	// Changes counts the adaptive controller's pace changes by reason (empty for a
+	// fixed pace).
+	Changes map[pacing.Reason]int
+}
+
+// String says the trace in one line, the reasons in a fixed order.
+func (t Trace) String() string {
+	s := fmt.Sprintf("%d batches, median %d rows in %.1f ms", t.Batches, t.MedianRows, float64(t.MedianTook)/float64(time.Millisecond))
+	if len(t.Changes) == 0 {
+		return s
+	}
+	reasons := slices.Sorted(maps.Keys(t.Changes))
+	parts := make([]string, 0, len(reasons))
+	for _, r := range reasons {
+		parts = append(parts, fmt.Sprintf("%s %d", r, t.Changes[r]))
+	}
+	return s + "; pace changes: " + strings.Join(parts, ", ")
+}
+
+// tracer gathers a Trace from the runtime's events, which arrive on its goroutines.
+type tracer struct {
+	mu      sync.Mutex
+	rows    []int
+	took    []time.Duration
+	changes map[pacing.Reason]int
+}
+
+func (t *tracer) observe(e actors.Event) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch e := e.(type) {
+	case actors.BatchDone:
+		t.rows, t.took = append(t.rows, e.Rows), append(t.took, e.Duration)
+	case actors.PaceChanged:
+		if t.changes == nil {
+			t.changes = map[pacing.Reason]int{}
+		}
+		t.changes[e.Reason]++
+	}
+}
+
+func (t *tracer) trace() Trace {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	tr := Trace{Batches: len(t.rows), Changes: maps.Clone(t.changes)}
+	if len(t.rows) > 0 {
+		rows, took := slices.Clone(t.rows), slices.Clone(t.took)
+		slices.Sort(rows)
+		slices.Sort(took)
+		tr.MedianRows, tr.MedianTook = rows[len(rows)/2], took[len(took)/2]
+	}
+	return tr
 }
 
 // Run registers tbl on a runtime whose clock puts the cutoff at cutoff, with batch
@@ -91,7 +160,9 @@ func run(ctx context.Context, tbl *passes.Table, opts passes.Options, clk clock.
 	started := make(chan time.Time, 1)
 	done := make(chan actors.SweepDone, 1)
 	failed := make(chan error, 1)
+	tr := &tracer{}
 	rt := actors.New(actors.Config{Clock: clk, Logger: quiet, Observers: []actors.Observer{actors.ObserverFunc(func(e actors.Event) error {
+		tr.observe(e)
 		switch e := e.(type) {
 		case actors.SweepStarted:
 			started <- time.Now()
@@ -115,14 +186,14 @@ func run(ctx context.Context, tbl *passes.Table, opts passes.Options, clk clock.
 	}
 	select {
 	case d := <-done:
-		return Result{Rows: int64(d.Rows), Elapsed: time.Since(<-started)}, nil
+		return Result{Rows: int64(d.Rows), Elapsed: time.Since(<-started), Trace: tr.trace()}, nil
 	case err := <-failed:
 		return Result{}, err
 	case <-stop:
 		end := time.Now()
 		select {
 		case at := <-started:
-			return Result{Rows: -1, Elapsed: end.Sub(at)}, nil
+			return Result{Rows: -1, Elapsed: end.Sub(at), Trace: tr.trace()}, nil
 		default:
 			return Result{}, errors.New("the sweep had not started when its bound ran out")
 		}
