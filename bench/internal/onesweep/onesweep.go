@@ -46,7 +46,7 @@ type Result struct {
 // Trace is what a sweep's BatchDone and PaceChanged events said.
 type Trace struct {
 	// Batches counts the batches that returned; MedianRows and MedianTook are their
-	// median size and duration.
+	// median size and duration (on the runtime's clock, so zero under a FixedClock).
 	Batches    int
 	MedianRows int
 	MedianTook time.Duration
@@ -57,7 +57,10 @@ type Trace struct {
 
 // String says the trace in one line, the reasons in a fixed order.
 func (t Trace) String() string {
-	s := fmt.Sprintf("%d batches, median %d rows in %.1f ms", t.Batches, t.MedianRows, float64(t.MedianTook)/float64(time.Millisecond))
+	s := fmt.Sprintf("%d batches, median %d rows", t.Batches, t.MedianRows)
+	if t.MedianTook > 0 {
+		s += fmt.Sprintf(" in %.1f ms", float64(t.MedianTook)/float64(time.Millisecond))
+	}
 	if len(t.Changes) == 0 {
 		return s
 	}
