@@ -55,7 +55,7 @@ type pacer struct {
 	timer   clock.Timer
 	gen     uint64
 	ticks   int
-	busy    bool // a round of signals is running
+	inRound bool // a round of signals is running
 	// noCommit: the pass leaves the commit probe out (Options.CommitProbe, off by
 	// default), or the probe reported no signal or failed (a standby, a read-only
 	// role); it is not tried again by this actor.
@@ -139,14 +139,14 @@ func (a *passActor) onPaceTick(ctx actor.Context, m *paceTick) {
 		return
 	}
 	a.schedulePaceTick(ctx)
-	if p.busy {
+	if p.inRound {
 		return // the last round has not answered yet: its late answer is itself the signal
 	}
-	p.busy = true
+	p.inRound = true
 	p.ticks++
 	full := p.ticks%int(SignalEvery/ProbeEvery) == 0
 	sig, sweep, base, inc, self, root := p.signals, a.sweep.pass, a.d.batchBase, a.inc, ctx.Self(), a.d.system.Root
-	commit, busy := !p.noCommit, !p.noBusy
+	commit, countBusy := !p.noCommit, !p.noBusy
 	if p.jobs == nil {
 		p.jobs = make(chan func(), 1)
 		go func(jobs <-chan func()) {
@@ -166,7 +166,7 @@ func (a *passActor) onPaceTick(ctx actor.Context, m *paceTick) {
 		if commit {
 			res.commit, res.committed, res.noCommit = commitProbe(qctx, sig)
 		}
-		if busy {
+		if countBusy {
 			// Every tick, as the probe: a surge of the load shows here first.
 			n, shown, err := sig.BusySessions(qctx, sweep)
 			res.busySessions, res.busyOK, res.noBusy = n, err == nil && shown, err == nil && !shown
@@ -206,7 +206,7 @@ func (a *passActor) onPaceSignals(m *paceSignals) {
 	if p == nil || m.inc != a.inc {
 		return
 	}
-	p.busy = false
+	p.inRound = false
 	now := a.d.clock.Now()
 	if m.probed {
 		p.ctl.Probe(now, m.probe)
