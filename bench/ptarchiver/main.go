@@ -288,17 +288,26 @@ func sleep(ctx context.Context, d time.Duration) bool {
 }
 
 // counters are the server's lock counters (global: they count every session's waits,
-// which is why the idle windows' deltas are reported beside the purge's).
+// the foreground's own included), what it read from disk, wrote to its redo log and
+// flushed, and this host's CPU time (/proc/stat; the server's CPU where the benchmark
+// runs beside it, as make bench does), as read at one instant.
 type counters struct {
 	lockWaits   int64 // Innodb_row_lock_waits
 	lockTimeMs  int64 // Innodb_row_lock_time
 	deadlocks   int64 // Innodb_deadlocks (MariaDB; MySQL 8 has no such status variable)
 	hasDeadlock bool
+	poolReads   int64 // Innodb_buffer_pool_reads: pages read from disk
+	logBytes    int64 // Innodb_os_log_written
+	fsyncs      int64 // Innodb_data_fsyncs
+	cpuBusy     int64 // jiffies not idle nor waiting for I/O, over all cores
+	cpuAll      int64 // all jiffies, over all cores
+	secs        float64
 }
 
 func readCounters(ctx context.Context, db *sql.DB) (counters, error) {
-	var c counters
-	rows, err := db.QueryContext(ctx, "SHOW GLOBAL STATUS WHERE Variable_name IN ('Innodb_row_lock_waits', 'Innodb_row_lock_time', 'Innodb_deadlocks')")
+	c := counters{secs: float64(time.Now().UnixNano()) / 1e9}
+	c.cpuBusy, c.cpuAll = hostCPU()
+	rows, err := db.QueryContext(ctx, "SHOW GLOBAL STATUS WHERE Variable_name IN ('Innodb_row_lock_waits', 'Innodb_row_lock_time', 'Innodb_deadlocks', 'Innodb_buffer_pool_reads', 'Innodb_os_log_written', 'Innodb_data_fsyncs')")
 	if err != nil {
 		return c, err
 	}
@@ -316,12 +325,63 @@ func readCounters(ctx context.Context, db *sql.DB) (counters, error) {
 			c.lockTimeMs = v
 		case "innodb_deadlocks":
 			c.deadlocks, c.hasDeadlock = v, true
+		case "innodb_buffer_pool_reads":
+			c.poolReads = v
+		case "innodb_os_log_written":
+			c.logBytes = v
+		case "innodb_data_fsyncs":
+			c.fsyncs = v
 		}
 	}
 	return c, rows.Err()
 }
 
+// hostCPU reads the first line of /proc/stat: the jiffies spent busy (user, nice,
+// system, irq, softirq, steal) and in all, over every core; zeros where there is no
+// /proc/stat (the report then shows no CPU).
+func hostCPU() (busy, all int64) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, 0
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	if len(f) < 9 || f[0] != "cpu" {
+		return 0, 0
+	}
+	for i, x := range f[1:9] {
+		var v int64
+		if _, err := fmt.Sscan(x, &v); err != nil {
+			return 0, 0
+		}
+		all += v
+		if i != 3 && i != 4 { // idle, iowait
+			busy += v
+		}
+	}
+	return busy, all
+}
+
 func (c counters) minus(o counters) counters {
 	return counters{lockWaits: c.lockWaits - o.lockWaits, lockTimeMs: c.lockTimeMs - o.lockTimeMs,
-		deadlocks: c.deadlocks - o.deadlocks, hasDeadlock: c.hasDeadlock}
+		deadlocks: c.deadlocks - o.deadlocks, hasDeadlock: c.hasDeadlock,
+		poolReads: c.poolReads - o.poolReads, logBytes: c.logBytes - o.logBytes, fsyncs: c.fsyncs - o.fsyncs,
+		cpuBusy: c.cpuBusy - o.cpuBusy, cpuAll: c.cpuAll - o.cpuAll, secs: c.secs - o.secs}
+}
+
+// cpuShare is the host's busy share of its CPU time over the interval, in percent of
+// all its cores (100: every core busy).
+func (c counters) cpuShare() float64 {
+	if c.cpuAll <= 0 {
+		return 0
+	}
+	return 100 * float64(c.cpuBusy) / float64(c.cpuAll)
+}
+
+// perSecond is v over the interval's seconds.
+func (c counters) perSecond(v int64) float64 {
+	if c.secs <= 0 {
+		return 0
+	}
+	return float64(v) / c.secs
 }

@@ -85,6 +85,7 @@ func writeReport(c config, version string, vs []variant, results [][]runResult) 
 		}
 	}
 	fmt.Fprintln(&w)
+	writeServerTable(&w, vs, results)
 	for i, v := range vs {
 		for n, r := range results[i] {
 			if r.out.trace != "" {
@@ -228,4 +229,27 @@ func commandArgs() string {
 		return ""
 	}
 	return " " + strings.Join(args, " ")
+}
+
+// writeServerTable is what the host and the server did over the idle windows and over
+// the purge, per variant: where a purge's cost to the foreground went (CPU, reads from
+// disk, redo written, flushes).
+func writeServerTable(w *strings.Builder, vs []variant, results [][]runResult) {
+	fmt.Fprintln(w, "What the host and the server did, idle → during the purge (medians, min-max; the host's CPU is of all its cores, the server's counters are global):")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| variant | host CPU busy % | pages read from disk /s | redo KB/s | fsyncs /s |")
+	fmt.Fprintln(w, "| --- | --- | --- | --- | --- |")
+	pair := func(rs []runResult, f func(counters) float64, digits int) string {
+		return each(rs, func(r runResult) float64 { return f(r.quiet) }).fmt(digits) + " → " +
+			each(rs, func(r runResult) float64 { return f(r.during) }).fmt(digits)
+	}
+	for i, v := range vs {
+		rs := results[i]
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", v.name,
+			pair(rs, counters.cpuShare, 0),
+			pair(rs, func(c counters) float64 { return c.perSecond(c.poolReads) }, 0),
+			pair(rs, func(c counters) float64 { return c.perSecond(c.logBytes) / 1024 }, 0),
+			pair(rs, func(c counters) float64 { return c.perSecond(c.fsyncs) }, 0))
+	}
+	fmt.Fprintln(w)
 }

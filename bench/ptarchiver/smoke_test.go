@@ -55,6 +55,19 @@ func TestHarnessSmoke(t *testing.T) {
 			t.Errorf("keep-set not exact on a finished run:\n%s", line)
 		}
 	}
+	// The server table: one line a variant, idle → during, for each counter.
+	if !strings.Contains(report, "What the host and the server did") {
+		t.Errorf("no server table in the report:\n%s", report)
+	}
+	arrows := 0
+	for _, l := range strings.Split(report, "\n") {
+		if strings.HasPrefix(l, "| pt-archiver --purge --bulk-delete --limit 500 |") {
+			arrows += strings.Count(l, "→")
+		}
+	}
+	if arrows != 4 {
+		t.Errorf("%d arrows on pt-archiver --bulk-delete's lines, want idle → during for 4 counters:\n%s", arrows, report)
+	}
 	// Every table pass says how its batches went (the adaptive one, why it was slow).
 	for _, want := range []string{
 		"- retention table pass, batch 500, run 1: ",
