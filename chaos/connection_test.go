@@ -4,9 +4,7 @@ package chaos
 
 import (
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 )
 
 // TestBackendsKilledMidBatch terminates every backend of the node (its sweep's
@@ -15,32 +13,7 @@ import (
 // delete, and exit 0 on SIGTERM.
 func TestBackendsKilledMidBatch(t *testing.T) {
 	rec := the.results.begin(t, "pg_terminate_backend of every node backend every 200 ms until 3 sweeps failed, under `run`", "0 (SIGTERM)")
-	f := newFixture(t)
-	f.seed(1, 20000)
-	path := f.config(passOpts{batchDelay: "20ms"}, "", "")
-	n := start(t, "run", "--config", path)
-	n.waitFor("the first sweep", msg("sweep started", "events"))
-	stop := killBackends(t, f.name, 200*time.Millisecond)
-	for range 3 {
-		n.waitFor("a failed sweep", msg("sweep failed", "events"))
-	}
-	killed := stop()
-	if killed == 0 {
-		t.Error("no backend was terminated: the fault was not injected")
-	}
-	n.waitFor("a drained sweep after the killing stopped", sweepDone("events", "drained"))
-	n.signal(syscall.SIGTERM)
-	if code := rec.exit(n.wait()); code != 0 {
-		t.Errorf("run exited %d after SIGTERM, want 0:\n%s", code, n.output())
-	}
-	f.reconnect()
-	g := f.afterRecovery(path)
-	rec.final(g)
-	t.Logf("ledger runs (id state/reason rows): %s; %d ledger writes failed", f.runs(), len(n.logged(observerFailed)))
-	t.Logf("%d backends killed; %+v", killed, g)
-	g.exact(t, "after the drain")
-	g.noRunInProgress(t, "after the node exited and recovery ran")
-	g.ledgerAtMost(t, "after the drain")
+	sessionsKilledMidBatch(t, rec, newFixture(t))
 }
 
 // TestServerRestartUnderRun crashes the server (immediate stop: no checkpoint, every
@@ -48,32 +21,7 @@ func TestBackendsKilledMidBatch(t *testing.T) {
 // drain once the server is back and exit 0 on SIGTERM.
 func TestServerRestartUnderRun(t *testing.T) {
 	rec := the.results.begin(t, "server stopped -m immediate and started again mid-drain, under `run`", "0 (SIGTERM)")
-	f := newFixture(t)
-	f.seed(1, 20000)
-	before := f.eventsLeft()
-	path := f.config(passOpts{batchDelay: "20ms"}, "", "")
-	n := start(t, "run", "--config", path)
-	waitUntil(t, "2,000 rows deleted", func() bool { return f.eventsLeft() <= before-2000 })
-	if err := the.pg.Crash(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = the.pg.Start() }) // the next scenarios need it up, however this one ends
-	n.waitFor("the failed sweep", msg("sweep failed", "events"))
-	if err := the.pg.Start(); err != nil {
-		t.Fatal(err)
-	}
-	f.reconnect()
-	n.waitFor("a drained sweep after the restart", sweepDone("events", "drained"))
-	n.signal(syscall.SIGTERM)
-	if code := rec.exit(n.wait()); code != 0 {
-		t.Errorf("run exited %d after SIGTERM, want 0:\n%s", code, n.output())
-	}
-	g := f.afterRecovery(path)
-	rec.final(g)
-	t.Logf("ledger runs (id state/reason rows): %s; %d ledger writes failed", f.runs(), len(n.logged(observerFailed)))
-	g.exact(t, "after the drain")
-	g.noRunInProgress(t, "after the node exited and recovery ran")
-	g.ledgerAtMost(t, "after the drain")
+	serverRestartUnderRun(t, rec, newFixture(t))
 }
 
 // TestTinyStatementTimeout gives the pass a 1 ms statement timeout over a table whose

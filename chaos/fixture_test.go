@@ -26,10 +26,16 @@ import (
 // item_parts and event_notes have no foreign key on purpose: nothing but the pass's own
 // ordering stops a parent from leaving them behind, so an orphan there is a half-delete.
 type fixture struct {
-	t    *testing.T
-	db   *sql.DB
+	sqlFixture
 	name string // the database
 	dsn  string // what the node connects with
+}
+
+// sqlFixture is a scenario's test and its pool on the scenario's database, with the
+// two statements every fixture runs.
+type sqlFixture struct {
+	t  *testing.T
+	db *sql.DB
 }
 
 // schema is the scenario's tables; chaos_expect is the keep-set, written before the
@@ -58,7 +64,7 @@ var schema = []string{
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	name := the.pg.createDatabase(t)
-	f := &fixture{t: t, db: open(t, the.pg.testDSN(name)), name: name, dsn: the.pg.DSN(name)}
+	f := &fixture{sqlFixture: sqlFixture{t: t, db: open(t, the.pg.testDSN(name))}, name: name, dsn: the.pg.DSN(name)}
 	t.Cleanup(func() { f.db.Close() })
 	for _, s := range schema {
 		f.exec(s)
@@ -66,14 +72,14 @@ func newFixture(t *testing.T) *fixture {
 	return f
 }
 
-func (f *fixture) exec(q string, args ...any) {
+func (f *sqlFixture) exec(q string, args ...any) {
 	f.t.Helper()
 	if _, err := f.db.ExecContext(context.Background(), q, args...); err != nil {
 		f.t.Fatalf("%s: %v", q, err)
 	}
 }
 
-func (f *fixture) count(q string, args ...any) int {
+func (f *sqlFixture) count(q string, args ...any) int {
 	f.t.Helper()
 	var n int
 	if err := f.db.QueryRowContext(context.Background(), q, args...).Scan(&n); err != nil {
@@ -164,20 +170,33 @@ type figures struct {
 // measure computes the figures, all in SQL, from one snapshot of the database.
 func (f *fixture) measure() figures {
 	f.t.Helper()
+	return measureIn(f.t, f.db, `SELECT count(*) FROM pg_tables WHERE tablename = 'retention_metadata'`)
+}
+
+// measureIn computes the figures in one read-only REPEATABLE READ transaction of db,
+// so every count sees the same snapshot.
+func measureIn(t *testing.T, db *sql.DB, ledgerExists string) figures {
+	t.Helper()
 	ctx := context.Background()
-	tx, err := f.db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
+	tx, err := db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
 	if err != nil {
-		f.t.Fatal(err)
+		t.Fatal(err)
 	}
 	defer tx.Rollback()
-	count := func(q string) int {
-		f.t.Helper()
+	return figuresFrom(func(q string) int {
+		t.Helper()
 		var n int
 		if err := tx.QueryRowContext(ctx, q).Scan(&n); err != nil {
-			f.t.Fatalf("%s: %v", q, err)
+			t.Fatalf("%s: %v", q, err)
 		}
 		return n
-	}
+	}, ledgerExists)
+}
+
+// figuresFrom computes the figures with count, which runs a query in one snapshot of
+// the scenario's database; ledgerExists counts the ledger's table (1: there). The
+// queries are plain SQL that PostgreSQL and MySQL read alike.
+func figuresFrom(count func(string) int, ledgerExists string) figures {
 	var g figures
 	gone := `NOT EXISTS (SELECT 1 FROM events e WHERE e.id = x.id)`
 	held := `x.id IN (SELECT id FROM chaos_held)`
@@ -194,7 +213,7 @@ func (f *fixture) measure() figures {
 		count(`SELECT count(*) FROM event_items i WHERE NOT EXISTS (SELECT 1 FROM events e WHERE e.id = i.event_id)`) +
 		count(`SELECT count(*) FROM item_parts p WHERE NOT EXISTS (SELECT 1 FROM event_items i WHERE i.id = p.item_id)`)
 	g.inProgress, g.ledgerRows = -1, -1
-	if count(`SELECT count(*) FROM pg_tables WHERE tablename = 'retention_metadata'`) == 1 {
+	if count(ledgerExists) == 1 {
 		g.inProgress = count(`SELECT count(*) FROM retention_metadata WHERE state = 'InProgress'`)
 		g.ledgerRows = count(`SELECT coalesce(sum(rows_deleted), 0) FROM retention_metadata WHERE name = 'events'`)
 	}
@@ -386,9 +405,11 @@ func (f *fixture) openRuns() string {
 }
 
 // runs lists the events pass's ledger runs (id, state, stop reason, rows), for the log.
-func (f *fixture) runs() string {
-	f.t.Helper()
-	rows, err := f.db.QueryContext(context.Background(), `SELECT id, state, coalesce(stop_reason, ''), rows_deleted
+func (f *fixture) runs() string { return ledgerRuns(f.db) }
+
+// ledgerRuns lists the events pass's ledger runs in db, for the log.
+func ledgerRuns(db *sql.DB) string {
+	rows, err := db.QueryContext(context.Background(), `SELECT id, state, coalesce(stop_reason, ''), rows_deleted
 		FROM retention_metadata WHERE name = 'events' ORDER BY id`)
 	if err != nil {
 		return err.Error()
@@ -405,3 +426,27 @@ func (f *fixture) runs() string {
 	}
 	return strings.Join(out, "; ")
 }
+
+// The fixture as a faultDB (faultdb_test.go).
+
+func (f *fixture) eventsConfig(o passOpts) string { return f.config(o, "", "") }
+
+func (f *fixture) hasLedger() bool {
+	return f.count(`SELECT count(*) FROM pg_tables WHERE tablename = 'retention_metadata'`) == 1
+}
+
+func (f *fixture) killSessions(every time.Duration) (stop func() int) {
+	return killBackends(f.t, f.name, every)
+}
+
+func (f *fixture) crashServer() error { return the.pg.Crash() }
+
+func (f *fixture) restartServer() error {
+	if err := the.pg.Start(); err != nil {
+		return err
+	}
+	f.reconnect()
+	return nil
+}
+
+func (f *fixture) ensureServer() { _ = the.pg.Start() }

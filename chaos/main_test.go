@@ -15,6 +15,7 @@ type suite struct {
 	bin     string
 	dir     string
 	pg      *cluster
+	mariadb mariadbOnce // started by the first MariaDB scenario
 	results *results
 }
 
@@ -43,6 +44,9 @@ func runSuite(m *testing.M) int {
 	defer pg.Drop()
 	the = &suite{bin: bin, dir: dir, pg: pg, results: &results{}}
 	code := m.Run()
+	if the.mariadb.server != nil {
+		the.mariadb.server.Stop()
+	}
 	the.results.print(os.Stdout)
 	return code
 }

@@ -17,51 +17,7 @@ import (
 // (abandoned) keeping its counts, and exit 0 on SIGTERM.
 func TestSIGKILLAndRestart(t *testing.T) {
 	rec := the.results.begin(t, "SIGKILL of `run` mid-drain, then `run` again", "-1 (killed), then 0 (SIGTERM)")
-	f := newFixture(t)
-	f.seed(1, 20000)
-	before := f.eventsLeft()
-	// 50 ms between batches: the drain lasts well past the ledger's first progress
-	// write (at most one a second), so the kill lands mid-drain.
-	path := f.config(passOpts{batchDelay: "50ms"}, "", "")
-	n := start(t, "run", "--config", path)
-	waitUntil(t, "2,000 rows deleted and progress in the ledger", func() bool {
-		return f.eventsLeft() <= before-2000 && f.count(`SELECT count(*) FROM pg_tables WHERE tablename = 'retention_metadata'`) == 1 &&
-			f.count(`SELECT count(*) FROM retention_metadata WHERE name = 'events' AND state = 'InProgress' AND rows_deleted > 0`) == 1
-	})
-	n.signal(syscall.SIGKILL)
-	rec.exit(n.wait())
-
-	g := f.measure()
-	g.partial(t, "right after the kill")
-	killedRun := f.count(`SELECT coalesce(max(id), 0) FROM retention_metadata WHERE name = 'events' AND state = 'InProgress'`)
-	if killedRun == 0 {
-		t.Fatal("no events run InProgress after the SIGKILL: the kill came after the drain")
-	}
-	if g.ledgerRows > g.deleted {
-		t.Errorf("right after the kill the ledger recorded %d rows deleted, the table lost %d", g.ledgerRows, g.deleted)
-	}
-
-	n = start(t, "run", "--config", path)
-	n.waitFor("a drained sweep after the restart", sweepDone("events", "drained"))
-	waitUntilWithin(t, recoveryGuard, "the killed run closed", func() bool {
-		return f.count(`SELECT count(*) FROM retention_metadata WHERE id = $1 AND state <> 'InProgress'`, killedRun) == 1
-	})
-	n.signal(syscall.SIGTERM)
-	if code := rec.exit(n.wait()); code != 0 {
-		t.Errorf("the restarted run exited %d after SIGTERM, want 0:\n%s", code, n.output())
-	}
-	g = f.measure()
-	rec.final(g)
-	t.Logf("ledger runs (id state/reason rows): %s", f.runs())
-	g.exact(t, "after the restarted drain")
-	g.noRunInProgress(t, "after the restarted node exited")
-	g.ledgerAtMost(t, "after the restarted drain")
-	if f.count(`SELECT count(*) FROM retention_metadata WHERE id = $1 AND state = 'Failed' AND stop_reason = 'abandoned'`, killedRun) != 1 {
-		t.Errorf("the killed run %d is not Failed with stop reason abandoned", killedRun)
-	}
-	if f.count(`SELECT rows_deleted FROM retention_metadata WHERE id = $1`, killedRun) == 0 {
-		t.Errorf("the killed run %d recorded no rows, though it deleted batches before the kill", killedRun)
-	}
+	sigkillAndRestart(t, rec, newFixture(t))
 }
 
 // TestThreeNodesOneTable runs three `run` nodes on one configuration: SKIP LOCKED must
