@@ -604,16 +604,42 @@ func (c *Controller) sizeForTarget() int {
 		sxy += (float64(s.rows) - mr) * (float64(s.took) - mt)
 	}
 	target := float64(c.cfg.TargetBatchTime)
-	if sxx > 0 && sxy > 0 {
+	if sxx > 0 && sxy > 0 && c.slopeStandsOut(mr, mt, sxx, sxy) {
 		perRow := sxy / sxx
 		fixed := max(mt-perRow*mr, 0)
 		return int(max(target-fixed, fixed/2) / perRow)
+	}
+	if mt > target {
+		// Batches longer than the target whose times tell no cost per row from their
+		// noise (a commit's flush that varies by milliseconds, over sizes a few rows
+		// apart): as far as they show, the time is fixed cost, and scaling them to the
+		// target would shrink them to MinBatch for good. Try a larger one, as for
+		// batches all of one size, until the rows' cost shows.
+		return c.batch + c.batch/2 + 1
 	}
 	ests := make([]int, 0, n)
 	for _, s := range c.samples {
 		ests = append(ests, max(int(float64(s.rows)*target/float64(s.took)), 1))
 	}
 	return median(ests)
+}
+
+// slopeStandsOut reports whether the fitted cost per row (sxy/sxx, through the means
+// mr and mt) is at least twice its standard error: a slope the batches' noise could not
+// have made by itself. Three samples at least.
+func (c *Controller) slopeStandsOut(mr, mt, sxx, sxy float64) bool {
+	n := len(c.samples)
+	if n < 3 {
+		return false
+	}
+	slope := sxy / sxx
+	var ssr float64
+	for _, s := range c.samples {
+		r := float64(s.took) - (mt + slope*(float64(s.rows)-mr))
+		ssr += r * r
+	}
+	se := math.Sqrt(ssr / float64(n-2) / sxx)
+	return slope >= 2*se
 }
 
 // nextDelay spaces batches to the rate, and never closer than the CPU share allows.
