@@ -7,7 +7,8 @@
 // across the cutoff. On MariaDB it starts a server of its own too (the first MariaDB
 // scenario starts it, on a free port, with a data directory under the suite's
 // temporary directory) and drives the node through killed sessions, a server killed
-// and restarted, a SIGKILL of the node, and a lock held past innodb_lock_wait_timeout.
+// and restarted, a SIGKILL of the node, a lock held past innodb_lock_wait_timeout, and
+// a deadlock.
 // Every scenario compares the tables with a keep-set computed in SQL
 // before the node ran, checks that no parent was half deleted, reads the ledger, and
 // checks the exit code.
