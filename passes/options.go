@@ -178,7 +178,7 @@ func (o Options) Validate(name string) error {
 		add("max_batches_per_sweep", "must not be negative, got %d (0 means unbounded)", o.MaxBatchesPerSweep)
 	}
 	if _, err := ParsePacing(string(o.Pacing)); err != nil {
-		add("pacing", "%v", err)
+		add("pacing", "must be %q or %q, got %q", PacingFixed, PacingAdaptive, o.Pacing)
 	}
 	if o.MaxReplicaLag < 0 {
 		add("max_replica_lag", "must not be negative, got %v (0 means %v)", o.MaxReplicaLag, DefaultMaxReplicaLag)

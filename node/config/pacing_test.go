@@ -58,7 +58,7 @@ func TestPacingRefused(t *testing.T) {
 	t.Parallel()
 	tests := []struct{ body, want string }{
 		{"node:\n  pacing: fast\n", `line 5: node.pacing: want "fixed" or "adaptive", got "fast"`},
-		{"passes:\n  - { name: a, table: a, key: id, timestamp: at, pacing: slow }\n", `pass "a": pacing want "fixed" or "adaptive", got "slow"`},
+		{"passes:\n  - { name: a, table: a, key: id, timestamp: at, pacing: slow }\n", `pass "a": pacing must be "fixed" or "adaptive", got "slow"`},
 		{"passes:\n  - { name: a, table: a, key: id, timestamp: at, probe_query: \"DELETE FROM a\" }\n", `pass "a": probe_query must be a query starting with SELECT or WITH`},
 		{"passes:\n  - { name: a, table: a, key: id, timestamp: at, max_replica_lag: -1s }\n", `pass "a": max_replica_lag must not be negative`},
 		{"passes:\n  - { name: a, table: a, key: id, timestamp: at, max_batches_per_sweep: -1 }\n", `pass "a": max_batches_per_sweep must not be negative, got -1 (0 means unbounded)`},
