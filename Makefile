@@ -64,7 +64,7 @@ test:
 # The fault suite (docs/reliability.md): a PostgreSQL cluster of its own on a free port,
 # the node binary under faults. Needs root and PostgreSQL's server packages, as in CI.
 chaos:
-	$(GO) test -race -tags chaos -count=1 -v -timeout 15m ./chaos/
+	$(GO) test -race -tags chaos -count=1 -v -timeout 20m ./chaos/
 
 # The cluster suite (docs/cluster.md, "Tested failures"): a private etcd and three or more
 # `retention run` processes in cluster mode against TEST_DATABASE_URL, under SIGKILL,
