@@ -79,6 +79,27 @@ func (f *sqlFixture) exec(q string, args ...any) {
 	}
 }
 
+// execInTx runs the statements, their placeholders replaced by r, in one
+// transaction: a seed and its keep-set snapshot commit together, so a running node
+// never sees a row whose expectation is not yet written.
+func (f *sqlFixture) execInTx(r *strings.Replacer, stmts ...string) {
+	f.t.Helper()
+	ctx := context.Background()
+	tx, err := f.db.BeginTx(ctx, nil)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer tx.Rollback()
+	for _, q := range stmts {
+		if _, err := tx.ExecContext(ctx, r.Replace(q)); err != nil {
+			f.t.Fatalf("%s: %v", q, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
 func (f *sqlFixture) count(q string, args ...any) int {
 	f.t.Helper()
 	var n int
@@ -102,13 +123,7 @@ func (f *fixture) reconnect() {
 func (f *fixture) seed(from, to int) {
 	f.t.Helper()
 	r := strings.NewReplacer("{from}", fmt.Sprint(from), "{to}", fmt.Sprint(to))
-	ctx := context.Background()
-	tx, err := f.db.BeginTx(ctx, nil)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	defer tx.Rollback()
-	for _, q := range []string{
+	f.execInTx(r,
 		`INSERT INTO events (id, created_at, state)
 		 SELECT g, CASE WHEN g % 10 = 0 THEN now() - interval '1 hour'
 		                ELSE now() - interval '40 days' + g * interval '1 second' END,
@@ -121,15 +136,7 @@ func (f *fixture) seed(from, to int) {
 		`INSERT INTO event_notes (id, event_id) SELECT g, g FROM generate_series({from}, {to}) g WHERE g % 4 = 0`,
 		`INSERT INTO holds (id, event_id) SELECT g, g FROM generate_series({from}, {to}) g WHERE g % 50 = 1`,
 		`ANALYZE`, // fresh tables have no statistics: the snapshot's subqueries would scan
-		snapshot,
-	} {
-		if _, err := tx.ExecContext(ctx, r.Replace(q)); err != nil {
-			f.t.Fatalf("%s: %v", q, err)
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		f.t.Fatal(err)
-	}
+		snapshot)
 }
 
 // snapshot adds every event not yet in chaos_expect, judged by the pass's rules as

@@ -14,21 +14,30 @@ import (
 func killBackends(t *testing.T, database string, every time.Duration) (stop func() int) {
 	t.Helper()
 	admin := open(t, the.pg.testDSN("postgres"))
+	return injectEvery(every, func(ctx context.Context) int64 {
+		var n int64
+		if err := admin.QueryRowContext(ctx, `SELECT count(*) FILTER (WHERE pg_terminate_backend(pid))
+			FROM pg_stat_activity WHERE datname = '`+database+`' AND backend_type = 'client backend'
+			AND application_name <> '`+testApp+`' AND pid <> pg_backend_pid()`).Scan(&n); err != nil {
+			return 0
+		}
+		return n
+	}, func() { admin.Close() })
+}
+
+// injectEvery runs inject at once and then every interval until the returned stop is
+// called; stop waits for the round under way, runs done, and says how many sessions
+// the rounds ended in all (inject returns its round's count).
+func injectEvery(every time.Duration, inject func(ctx context.Context) int64, done func()) (stop func() int) {
 	ctx, cancel := context.WithCancel(context.Background())
-	var killed atomic.Int64
-	done := make(chan struct{})
+	var ended atomic.Int64
+	finished := make(chan struct{})
 	go func() {
-		defer close(done)
+		defer close(finished)
 		tick := time.NewTicker(every)
 		defer tick.Stop()
 		for {
-			var n int64
-			err := admin.QueryRowContext(ctx, `SELECT count(*) FILTER (WHERE pg_terminate_backend(pid))
-				FROM pg_stat_activity WHERE datname = '`+database+`' AND backend_type = 'client backend'
-				AND application_name <> '`+testApp+`' AND pid <> pg_backend_pid()`).Scan(&n)
-			if err == nil {
-				killed.Add(n)
-			}
+			ended.Add(inject(ctx))
 			select {
 			case <-ctx.Done():
 				return
@@ -38,9 +47,9 @@ func killBackends(t *testing.T, database string, every time.Duration) (stop func
 	}()
 	return func() int {
 		cancel()
-		<-done
-		admin.Close()
-		return int(killed.Load())
+		<-finished
+		done()
+		return int(ended.Load())
 	}
 }
 

@@ -7,7 +7,6 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -68,13 +67,7 @@ func (f *mariadbFixture) reconnect() {
 func (f *mariadbFixture) seed(from, to int) {
 	f.t.Helper()
 	r := strings.NewReplacer("{seq}", fmt.Sprintf("seq_%d_to_%d", from, to), "{from}", fmt.Sprint(from), "{to}", fmt.Sprint(to))
-	ctx := context.Background()
-	tx, err := f.db.BeginTx(ctx, nil)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	defer tx.Rollback()
-	for _, q := range []string{
+	f.execInTx(r,
 		`INSERT INTO events (id, created_at, state)
 		 SELECT seq, CASE WHEN seq % 10 = 0 THEN UTC_TIMESTAMP(6) - INTERVAL 1 HOUR
 		                  ELSE UTC_TIMESTAMP(6) - INTERVAL 40 DAY + INTERVAL seq SECOND END,
@@ -86,15 +79,7 @@ func (f *mariadbFixture) seed(from, to int) {
 		 SELECT i.id * 10 + 1, i.id FROM event_items i WHERE i.event_id BETWEEN {from} AND {to} AND i.id % 2 = 1`,
 		`INSERT INTO event_notes (id, event_id) SELECT seq, seq FROM {seq} WHERE seq % 4 = 0`,
 		`INSERT INTO holds (id, event_id) SELECT seq, seq FROM {seq} WHERE seq % 50 = 1`,
-		mariadbSnapshot,
-	} {
-		if _, err := tx.ExecContext(ctx, r.Replace(q)); err != nil {
-			f.t.Fatalf("%s: %v", q, err)
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		f.t.Fatal(err)
-	}
+		mariadbSnapshot)
 }
 
 // mariadbSnapshot is snapshot (fixture.go) in MySQL's dialect.
@@ -144,43 +129,27 @@ func (f *mariadbFixture) killSessions(every time.Duration) (stop func() int) {
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	var killed atomic.Int64
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		tick := time.NewTicker(every)
-		defer tick.Stop()
-		for {
-			rows, err := admin.QueryContext(ctx, `SELECT id FROM information_schema.PROCESSLIST WHERE user = ? AND db = ?`, chaosNodeUser, f.name)
-			if err == nil {
-				var ids []int64
-				for rows.Next() {
-					var id int64
-					if rows.Scan(&id) == nil {
-						ids = append(ids, id)
-					}
-				}
-				rows.Close()
-				for _, id := range ids {
-					if _, err := admin.ExecContext(ctx, fmt.Sprintf("KILL CONNECTION %d", id)); err == nil {
-						killed.Add(1)
-					}
-				}
-			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
+	return injectEvery(every, func(ctx context.Context) int64 {
+		rows, err := admin.QueryContext(ctx, `SELECT id FROM information_schema.PROCESSLIST WHERE user = ? AND db = ?`, chaosNodeUser, f.name)
+		if err != nil {
+			return 0
+		}
+		var ids []int64
+		for rows.Next() {
+			var id int64
+			if rows.Scan(&id) == nil {
+				ids = append(ids, id)
 			}
 		}
-	}()
-	return func() int {
-		cancel()
-		<-done
-		admin.Close()
-		return int(killed.Load())
-	}
+		rows.Close()
+		var killed int64
+		for _, id := range ids {
+			if _, err := admin.ExecContext(ctx, fmt.Sprintf("KILL CONNECTION %d", id)); err == nil {
+				killed++
+			}
+		}
+		return killed
+	}, func() { admin.Close() })
 }
 
 // TestMariaDBConnectionsKilledMidBatch is TestBackendsKilledMidBatch on MariaDB: the
