@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"math/bits"
 	"strconv"
 	"strings"
 	"time"
@@ -113,17 +114,27 @@ func durationValue(whole, frac string, unit time.Duration) (time.Duration, error
 		}
 	}
 	d := time.Duration(n) * unit
-	if frac != "" {
-		f, err := strconv.ParseFloat("0."+frac, 64)
-		if err != nil {
-			return 0, errors.New("has a fraction that does not parse")
-		}
-		d += time.Duration(f * float64(unit))
-	}
+	d += fractionOf(frac, unit)
 	if d > MaxDuration {
 		return 0, errDurationTooLong
 	}
 	return d, nil
+}
+
+// fractionOf is 0.frac of unit, truncated to the nanosecond. It works in integers, not
+// floats: a float64 holds about 16 digits, so "40.002010002s" once read back as a
+// nanosecond short of what Duration.String had written. Digits past the 18th cannot
+// change a nanosecond of any unit here, and stop the scale from overflowing.
+func fractionOf(frac string, unit time.Duration) time.Duration {
+	var num, scale uint64 = 0, 1
+	for i := 0; i < len(frac) && i < 18; i++ {
+		num, scale = num*10+uint64(frac[i]-'0'), scale*10
+	}
+	// num < scale, so num*unit < scale<<64: the high word is below scale and Div64
+	// cannot overflow.
+	hi, lo := bits.Mul64(num, uint64(unit))
+	q, _ := bits.Div64(hi, lo, scale)
+	return time.Duration(q)
 }
 
 // Duration is a configuration duration (see ParseDuration).

@@ -29,6 +29,11 @@ func TestParseDurationAccepts(t *testing.T) {
 		{"36500d", MaxDuration},
 		{"876000h", MaxDuration},
 		{"720h0m0s", 30 * 24 * time.Hour},
+		{"1h56m40.002010002s", 7000002010002},
+		{"0.999999999s", 999999999},
+		{"1.0000000001s", time.Second},
+		{"0.1d", 144 * time.Minute},
+		{"1.123456789012345678901234ms", 1123456},
 	}
 	for _, tc := range tests {
 		got, err := ParseDuration(tc.in)
@@ -76,7 +81,7 @@ func TestParseDurationRefuses(t *testing.T) {
 }
 
 func FuzzParseDuration(f *testing.F) {
-	for _, s := range []string{"30d", "1d12h", "213504d", "106752d", "2562048h", "1.5h", "0", "-1s", "9223372036854775807ns", "1e9h", ".h", "µs"} {
+	for _, s := range []string{"30d", "1d12h", "213504d", "106752d", "2562048h", "1.5h", "0", "-1s", "9223372036854775807ns", "1e9h", ".h", "µs", "7000002010002ns", "1h56m40.002010002s"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
