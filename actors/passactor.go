@@ -174,6 +174,10 @@ func (a *passActor) onTick(ctx actor.Context, m *tick) {
 			a.cell.update(func(s *PassStatus) { s.State = StatePaused })
 			return
 		}
+		if a.sweep != nil && a.sweep.adaptive {
+			a.admitPaced(ctx)
+			return
+		}
 		a.requestAdmission(ctx)
 	}
 }

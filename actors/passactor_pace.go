@@ -2,6 +2,7 @@ package actors
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -45,6 +46,10 @@ type paceSignals struct {
 	blockedOK       bool
 	lag             time.Duration
 	lagOK, replicas bool
+	// lagUnknown is why a listed replica's lag cannot be told ("" when it can, or no
+	// replica was read this round).
+	lagUnknown string
+	lagRead    bool // the round read the replicas
 }
 
 // pacer is an adaptive pass's controller and signal loop. It outlives sweeps, so the
@@ -63,6 +68,10 @@ type pacer struct {
 	// noBusy: the database shows no other sessions (SQLite); not asked again.
 	noBusy bool
 	jobs   chan func()
+	// lagUnknown is why a listed replica's lag cannot be told, as the last reading
+	// said; while it is set the sweep's batches wait (admitPaced).
+	lagUnknown string
+	waiting    bool // a wait for the replica is under way, announced once
 
 	sweep paceSweep // this sweep's figures, for its summary line
 }
@@ -99,7 +108,8 @@ func (a *passActor) startPacing(ctx actor.Context) {
 	p.ctl.SetBounds(min(pacing.DefaultMinBatch, o.BatchSize), o.BatchSize, o.BatchDelay)
 	st := p.ctl.State(now)
 	p.sweep = paceSweep{cuts0: st.Cuts, backing0: st.BackingOff}
-	if p.signals != nil { // without signals there is no baseline to hold back for
+	p.lagUnknown, p.waiting = "", false // the last sweep's reading is no news of now
+	if p.signals != nil {               // without signals there is no baseline to hold back for
 		p.ctl.StartSweep(now)
 		a.schedulePaceTick(ctx)
 	}
@@ -176,7 +186,10 @@ func (a *passActor) onPaceTick(ctx actor.Context, m *paceTick) {
 				res.blocked, res.blockedOK = countBlocked(qctx, sig, sweep)
 			}
 			lag, replicas, err := sig.ReplicaLag(qctx)
-			res.lag, res.replicas, res.lagOK = lag, replicas, err == nil
+			res.lag, res.replicas, res.lagOK, res.lagRead = lag, replicas, err == nil, true
+			if errors.Is(err, passes.ErrReplicaLagUnknown) {
+				res.lagUnknown = err.Error()
+			}
 		}
 		root.Send(self, res)
 	}
@@ -224,6 +237,9 @@ func (a *passActor) onPaceSignals(m *paceSignals) {
 	}
 	if m.lagOK && m.replicas {
 		p.ctl.ReplicaLag(now, m.lag)
+	}
+	if m.lagRead {
+		p.lagUnknown = m.lagUnknown
 	}
 }
 

@@ -93,7 +93,7 @@ func (a *passActor) batchAfter(ctx actor.Context, d time.Duration) {
 		a.schedule(ctx, d, tickBatch)
 		return
 	}
-	a.requestAdmission(ctx)
+	a.admitPaced(ctx)
 }
 
 // boundReached reports whether the sweep has done what one sweep may: MaxBatchesPerSweep

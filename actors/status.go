@@ -102,6 +102,9 @@ type PaceStatus struct {
 	// none (SQLite) or while none was busy.
 	BusyBaseline, Busy float64
 	Blocked            int
+	// WaitingForReplica, when set, says why the sweep holds its batches: a listed
+	// replica whose lag cannot be told (not replicating, or not answering).
+	WaitingForReplica string
 	// BackingOff is the total time spent backing off since the pass actor started.
 	BackingOff time.Duration
 	Cuts       int

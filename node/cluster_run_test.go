@@ -106,14 +106,7 @@ passes:
     retention_period: 1d
     max_startup_stagger: 0s
 `, cd.driver, dsn, prefix, table)
-	path := filepath.Join(t.TempDir(), "retention.yaml")
-	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.LoadConfig(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := configFile(t, t.TempDir(), body)
 	done := make(chan string, 8)
 	watch := actors.ObserverFunc(func(e actors.Event) error {
 		if d, ok := e.(actors.SweepDone); ok && d.Reason == actors.Drained {

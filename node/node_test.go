@@ -121,6 +121,12 @@ passes:
     retention_period: 1d
     max_startup_stagger: 0s
 `, dbPath) + extra
+	return configFile(t, dir, body)
+}
+
+// configFile writes body as a configuration file in dir and loads it, as run would.
+func configFile(t *testing.T, dir, body string) *config.Config {
+	t.Helper()
 	path := filepath.Join(dir, "retention.yaml")
 	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
 		t.Fatal(err)

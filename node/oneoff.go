@@ -7,6 +7,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/retentionkit/retention/node/config"
+	"github.com/retentionkit/retention/passes"
 	"github.com/retentionkit/retention/passes/ledger"
 )
 
@@ -37,6 +38,9 @@ type Tables struct {
 	Passes []Pass
 	// Plan is the metadata cleanup's plan when the file enables the cleanup; nil when not.
 	Plan *ledger.Plan
+	// Replicas are the open replicas of database.replicas, whose lag paces the
+	// adaptive passes; Close closes them.
+	Replicas []passes.Replica
 	// journal is the partition journal of Passes (nil without a ledger), kept so that
 	// Open can name the node in it once the node joined the ledger.
 	journal *ledger.PartitionJournal
@@ -55,6 +59,10 @@ func OpenTables(ctx context.Context, cfg *config.Config, o TablesOptions) (*Tabl
 		return nil, err
 	}
 	t := &Tables{DB: db}
+	if t.Replicas, err = OpenReplicas(ctx, cfg); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
 	if cfg.LedgerEnabled() && !o.NoLedger {
 		t.Ledger, _ = ledger.New(db, cfg.LedgerPrefix())
 		t.journal = t.Ledger.PartitionJournal()
@@ -64,18 +72,37 @@ func OpenTables(ctx context.Context, cfg *config.Config, o TablesOptions) (*Tabl
 			log.Warn(w)
 		}
 	}
-	if t.Passes, err = tablePasses(cfg, db, t.Ledger, t.journal, warn); err != nil {
-		_ = db.Close()
+	if t.Passes, err = tablePasses(cfg, db, t.Ledger, t.journal, t.Replicas, warn); err != nil {
+		_ = t.Close()
 		return nil, badConfig(err)
+	}
+	if len(t.Replicas) > 0 && !anyAdaptive(t.Passes) {
+		warn("database.replicas: no pass is paced adaptive, and only an adaptive pass reads its replicas' lag; " +
+			"set pacing: adaptive on a pass (or node.pacing), or the replicas are asked nothing")
 	}
 	if cfg.CleanupEnabled() {
 		if t.Plan, err = cfg.CleanupPlan(); err != nil { // Validate checked it: a bug if so
-			_ = db.Close()
+			_ = t.Close()
 			return nil, badConfig(err)
 		}
 	}
 	return t, nil
 }
 
-// Close closes the database.
-func (t *Tables) Close() error { return t.DB.Close() }
+// anyAdaptive reports whether a pass is paced adaptive by its options.
+func anyAdaptive(ps []Pass) bool {
+	for _, p := range ps {
+		if p.Registration.Options.Pacing == passes.PacingAdaptive {
+			return true
+		}
+	}
+	return false
+}
+
+// Close closes the database and the replicas.
+func (t *Tables) Close() error {
+	for _, r := range t.Replicas {
+		_ = r.DB.Close()
+	}
+	return t.DB.Close()
+}

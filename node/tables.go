@@ -20,12 +20,13 @@ func TablePasses(cfg *config.Config, db *bun.DB, l *ledger.Ledger, warn func(str
 	if l != nil {
 		j = l.PartitionJournal()
 	}
-	return tablePasses(cfg, db, l, j, warn)
+	return tablePasses(cfg, db, l, j, nil, warn)
 }
 
 // tablePasses is TablePasses with the partition journal given (not nil when l is not),
-// so that Open can name the node in it once the node has joined the ledger.
-func tablePasses(cfg *config.Config, db *bun.DB, l *ledger.Ledger, j *ledger.PartitionJournal, warn func(string)) ([]Pass, error) {
+// so that Open can name the node in it once the node has joined the ledger, and the
+// open replicas whose lag paces the adaptive passes (OpenReplicas).
+func tablePasses(cfg *config.Config, db *bun.DB, l *ledger.Ledger, j *ledger.PartitionJournal, replicas []passes.Replica, warn func(string)) ([]Pass, error) {
 	built, err := cfg.TablePasses()
 	if err != nil {
 		return nil, err
@@ -34,6 +35,9 @@ func tablePasses(cfg *config.Config, db *bun.DB, l *ledger.Ledger, j *ledger.Par
 	for _, p := range built {
 		tbl, err := passes.NewTable(db, p.Name, p.Spec)
 		if err != nil {
+			return nil, err
+		}
+		if tbl, err = tbl.WithReplicas(replicas); err != nil {
 			return nil, err
 		}
 		if l != nil {

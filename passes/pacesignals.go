@@ -22,8 +22,10 @@ type PaceSignals interface {
 	// CommitProbe writes and commits once (see driver.Pace.CommitProbe); the caller
 	// times it. false: the database has no commit probe.
 	CommitProbe(ctx context.Context) (bool, error)
-	// ReplicaLag returns the largest lag of the database's streaming replicas, and false
-	// when it has none (or the database has no such notion).
+	// ReplicaLag returns the largest lag of the database's replicas, and false when it
+	// has none (or the database has no such notion). An error wrapping
+	// ErrReplicaLagUnknown is a replica whose lag cannot be told, which counts as
+	// lagging; any other error leaves the signal unknown.
 	ReplicaLag(ctx context.Context) (time.Duration, bool, error)
 }
 

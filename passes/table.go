@@ -53,6 +53,9 @@ type Table struct {
 	journal PartitionJournal
 	// sweepLock makes every sweep exclusive across sessions (WithSweepLock); nil: none.
 	sweepLock *SweepLockOptions
+	// replicas are the replicas whose lag paces the pass (WithReplicas); none: the
+	// database's own view of its replicas, if it keeps one.
+	replicas []Replica
 }
 
 // NewTable validates spec (every problem at once, naming the pass and the field) and

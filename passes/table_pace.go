@@ -80,10 +80,15 @@ func (s *tableSignals) CommitProbe(ctx context.Context) (bool, error) {
 	return ok, nil
 }
 
-// ReplicaLag reads pg_stat_replication: the larger of replay_lag and write_lag over
-// the replicas. A role that may not read other sessions' statistics sees no lag
-// (PostgreSQL shows it NULL); docs/pacing.md names the privilege.
+// ReplicaLag is the largest lag of the listed replicas (WithReplicas), or else what the
+// database reports of its own: on PostgreSQL pg_stat_replication, the larger of
+// replay_lag and write_lag over the replicas. A role that may not read other sessions'
+// statistics sees no lag there (PostgreSQL shows it NULL); docs/pacing.md names the
+// privilege.
 func (s *tableSignals) ReplicaLag(ctx context.Context) (time.Duration, bool, error) {
+	if len(s.t.replicas) > 0 {
+		return s.listedReplicaLag(ctx)
+	}
 	lag, ok, err := s.t.drv.ReplicaLag(ctx, s.t.db)
 	if err != nil {
 		return 0, false, fmt.Errorf("pass %q: replica lag: %w", s.t.name, err)

@@ -74,6 +74,9 @@ type paceBody struct {
 	BackingOffSeconds    float64 `json:"backing_off_seconds"`
 	Backoffs             int     `json:"backoffs"`
 	LastReason           string  `json:"last_reason,omitempty"`
+	// WaitingForReplica says why the sweep's batches wait: a listed replica whose lag
+	// cannot be told. Absent while none does.
+	WaitingForReplica string `json:"waiting_for_replica,omitempty"`
 }
 
 func paceOf(s *actors.PaceStatus) *paceBody {
@@ -85,7 +88,7 @@ func paceOf(s *actors.PaceStatus) *paceBody {
 		CommitSeconds: s.Commit.Seconds(), CommitBaselineSeconds: s.CommitBaseline.Seconds(),
 		BusySessions: s.Busy, BusySessionsBaseline: s.BusyBaseline,
 		ReplicaLagSeconds: s.ReplicaLag.Seconds(), Blocked: s.Blocked, BackingOffSeconds: s.BackingOff.Seconds(),
-		Backoffs: s.Cuts, LastReason: string(s.LastReason)}
+		Backoffs: s.Cuts, LastReason: string(s.LastReason), WaitingForReplica: s.WaitingForReplica}
 }
 
 type slotsBody struct {

@@ -30,6 +30,10 @@ type Config struct {
 type DatabaseConfig struct {
 	Driver string `yaml:"driver"`
 	DSN    string `yaml:"dsn"`
+	// Replicas are DSNs of the database's replicas whose lag paces adaptive passes, for
+	// a driver whose source keeps no lag of its replicas (MySQL, MariaDB); refused for
+	// the others (docs/pacing.md).
+	Replicas []string `yaml:"replicas"`
 }
 
 // NodeConfig is the node's own settings.
@@ -192,6 +196,7 @@ func (c *Config) Validate() error {
 	if c.Database.DSN == "" {
 		add("database.dsn", "is empty (or set RETENTION_DATABASE_URL)")
 	}
+	errs = append(errs, c.replicaErrors()...)
 	if c.Node.MaxConcurrentDeletes < 0 {
 		add("node.max_concurrent_deletes", "must not be negative, got %d", c.Node.MaxConcurrentDeletes)
 	}

@@ -11,6 +11,12 @@ import (
 	"github.com/retentionkit/retention/core"
 )
 
+// LineOf is "line N: " for the field at path (database.replicas[0]), for a check made
+// after loading (one that needs the database) to lead its message with the line the
+// way Validate's do; "" when the file has no such field or the config was not read
+// from a file.
+func (c *Config) LineOf(path string) string { return c.lineOf(path) }
+
 // lineOf is "line N: " for the field at path (passes[0].batch_size), or for the nearest
 // enclosing entry the file has (a field left out is reported at its pass), or "".
 func (c *Config) lineOf(path string) string {

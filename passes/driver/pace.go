@@ -23,4 +23,24 @@ type Pace interface {
 	// transactions end, so the caller can time the commit's wait (most OLTP waits on its
 	// commits' flushes, which no read sees); false when the database has no such probe.
 	CommitProbe(ctx context.Context, db bun.IDB) (bool, error)
+	// ListsReplicas reports whether the config lists the database's replicas for their
+	// lag (database.replicas): true where the source keeps no lag of its replicas, so
+	// each must be asked (MySQL, MariaDB); false where ReplicaLag reads it on the
+	// primary (PostgreSQL) or there are none (SQLite), and a list is refused.
+	ListsReplicas() bool
+	// ReplicaStatus reads what replica, a handle on a listed replica, reports of its
+	// own replication. It wraps ErrUnsupported where ListsReplicas is false.
+	ReplicaStatus(ctx context.Context, replica bun.IDB) (ReplicaStatus, error)
+}
+
+// ReplicaStatus is what a replica says of its own replication.
+type ReplicaStatus struct {
+	// Replica is false when the server replicates from no source at all: the config
+	// names a server that is not a replica.
+	Replica bool
+	// Replicating is false when replication is set up but stopped or broken, so the
+	// server cannot tell its lag (MySQL shows it NULL): the pacing counts it lagging.
+	Replicating bool
+	// Lag is how far the replica is behind its source; meaningful when Replicating.
+	Lag time.Duration
 }

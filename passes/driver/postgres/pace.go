@@ -2,9 +2,12 @@ package postgres
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/uptrace/bun"
+
+	"github.com/retentionkit/retention/passes/driver"
 )
 
 // Blocked counts the sessions of pg_stat_activity whose blockers include backend.
@@ -54,4 +57,13 @@ func (Driver) ReplicaLag(ctx context.Context, db bun.IDB) (time.Duration, bool, 
 		return 0, false, err
 	}
 	return time.Duration(secs * float64(time.Second)), n > 0, nil
+}
+
+// ListsReplicas is false: the primary lists its streaming replicas and their lag in
+// pg_stat_replication (ReplicaLag), so the config names none.
+func (Driver) ListsReplicas() bool { return false }
+
+// ReplicaStatus is unsupported: PostgreSQL's replica lag is read on the primary.
+func (Driver) ReplicaStatus(context.Context, bun.IDB) (driver.ReplicaStatus, error) {
+	return driver.ReplicaStatus{}, fmt.Errorf("postgres replicas are read on the primary: %w", driver.ErrUnsupported)
 }

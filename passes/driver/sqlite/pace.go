@@ -2,9 +2,12 @@ package sqlite
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/uptrace/bun"
+
+	"github.com/retentionkit/retention/passes/driver"
 )
 
 // Blocked is 0: SQLite keeps no view of who waits on whom.
@@ -20,4 +23,12 @@ func (Driver) CommitProbe(context.Context, bun.IDB) (bool, error) { return false
 // ReplicaLag reports no replica.
 func (Driver) ReplicaLag(context.Context, bun.IDB) (time.Duration, bool, error) {
 	return 0, false, nil
+}
+
+// ListsReplicas is false: an SQLite file has no replicas.
+func (Driver) ListsReplicas() bool { return false }
+
+// ReplicaStatus is unsupported: an SQLite file has no replicas.
+func (Driver) ReplicaStatus(context.Context, bun.IDB) (driver.ReplicaStatus, error) {
+	return driver.ReplicaStatus{}, fmt.Errorf("sqlite replicas: %w", driver.ErrUnsupported)
 }
