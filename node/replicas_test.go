@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -99,7 +101,7 @@ func TestAdaptivePassPacedByItsReplicas(t *testing.T) {
 		c, ok := e.(actors.PaceChanged)
 		return ok && c.Reason == pacing.ReasonReplicaLag && strings.HasPrefix(c.Detail, "waiting: ")
 	}).(actors.PaceChanged)
-	if !strings.Contains(waiting.Detail, "not replicating") || !strings.Contains(waiting.Detail, "127.0.0.1:3309") && !strings.Contains(waiting.Detail, "@tcp(") {
+	if !strings.Contains(waiting.Detail, "not replicating") || !strings.Contains(waiting.Detail, "replica retention_repl@tcp(") {
 		t.Errorf("the wait says %q; want it to name the replica and say it is not replicating", waiting.Detail)
 	}
 	t.Logf("waiting: %s", waiting.Detail)
@@ -114,6 +116,11 @@ func TestAdaptivePassPacedByItsReplicas(t *testing.T) {
 	}
 	if left := count("at < UTC_TIMESTAMP(6)"); left != expired {
 		t.Fatalf("%d expired rows left while the replica was stopped, want all %d", left, expired)
+	}
+	srv := httptest.NewServer(n.Handler())
+	defer srv.Close()
+	if body := get(t, srv.URL+"/passes"); !strings.Contains(body, `"waiting_for_replica":"pass \"events\": replica retention_repl@tcp(`) {
+		t.Errorf("GET /passes does not show the wait for the replica:\n%s", body)
 	}
 	r.StartApplying(t)
 	next("a batch once the replica applies again", func(e actors.Event) bool {
@@ -132,6 +139,23 @@ func TestAdaptivePassPacedByItsReplicas(t *testing.T) {
 	if kept := count("at > UTC_TIMESTAMP(6)"); kept != fresh {
 		t.Errorf("%d rows not yet expired are left, want all %d", kept, fresh)
 	}
+	// The deletes replicated by row: once the replica has applied them, it keeps
+	// exactly the rows the source keeps.
+	want := ids(t, src)
+	r.WaitFor(t, "the replica applying the deletes", func() bool { return len(ids(t, rep)) == len(want) })
+	if got := ids(t, rep); !slices.Equal(got, want) {
+		t.Errorf("the replica keeps %d rows, the source %d; their keys differ", len(got), len(want))
+	}
+}
+
+// ids are the keys of the events table, in order.
+func ids(t *testing.T, db *bun.DB) []int64 {
+	t.Helper()
+	var out []int64
+	if err := db.NewRaw("SELECT id FROM events ORDER BY id").Scan(t.Context(), &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 func openMySQL(t *testing.T, dsn string) *bun.DB {
