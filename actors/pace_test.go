@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -128,10 +129,16 @@ func (f *paceFixture) newTable(t *testing.T) *passes.Table {
 // startAdaptive runs f's table under adaptive pacing; commitProbe is Options.CommitProbe.
 func startAdaptive(t *testing.T, f *paceFixture, ev *paceEvents, maxBatches int, commitProbe bool) *actors.Runtime {
 	t.Helper()
+	return startAdaptiveWith(t, f, ev, func(o *passes.Options) { o.MaxBatchesPerSweep, o.CommitProbe = maxBatches, commitProbe })
+}
+
+// startAdaptiveWith is startAdaptive with the options set changes.
+func startAdaptiveWith(t *testing.T, f *paceFixture, ev *paceEvents, set func(*passes.Options)) *actors.Runtime {
+	t.Helper()
 	tbl := f.newTable(t)
 	opts := passes.DefaultOptions()
-	opts.RetentionPeriod, opts.MaxStartupStagger, opts.MaxBatchesPerSweep = passes.Retain(time.Hour), 0, maxBatches
-	opts.Pacing, opts.CommitProbe = passes.PacingAdaptive, commitProbe
+	opts.RetentionPeriod, opts.MaxStartupStagger, opts.Pacing = passes.Retain(time.Hour), 0, passes.PacingAdaptive
+	set(&opts)
 	rt := actors.New(actors.Config{Logger: quietLogger(), Observers: []actors.Observer{ev}})
 	if err := rt.Register(tbl.Registration(opts)); err != nil {
 		t.Fatal(err)
@@ -256,7 +263,14 @@ func TestAdaptivePassShowsTheBusySessions(t *testing.T) {
 	}
 	slept := make(chan error, 1)
 	go func() { _, err := sleeper.ExecContext(ctx, "SELECT pg_sleep(120)"); slept <- err }()
-	t.Cleanup(func() { cancel(); <-slept; _ = sleeper.Close() })
+	t.Cleanup(func() {
+		// The server notices a client gone only when it writes to it: cancel the sleep
+		// rather than leave it running into other tests' counts.
+		_, _ = db.ExecContext(context.Background(), "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(120)'")
+		cancel()
+		<-slept
+		_ = sleeper.Close()
+	})
 	ev := &paceEvents{sizes: map[int]int{}}
 	ev.waitFor(t, "the sleeping session", 30*time.Second, func() bool {
 		var n int
@@ -279,6 +293,48 @@ func TestAdaptivePassShowsTheBusySessions(t *testing.T) {
 		}
 		<-time.After(20 * time.Millisecond)
 	}
+}
+
+// TestAdaptivePassBacksOffOverMaxBusySessions: with max_busy_sessions 1 and two other
+// sessions running a statement from before the pass starts (so its baseline learns them
+// as usual), the pass backs off naming the limit.
+func TestAdaptivePassBacksOffOverMaxBusySessions(t *testing.T) {
+	t.Parallel()
+	db := dbtest.Postgres(t)
+	f := newPaceFixture(t, db, 200_000)
+	ctx, cancel := context.WithCancel(context.Background())
+	// A statement of this run's own, so sessions another run left sleeping (a server
+	// notices a client gone only when it writes to it) are not counted as these.
+	sleep := fmt.Sprintf("SELECT pg_sleep(120.%06d)", rand.IntN(1_000_000))
+	var slept sync.WaitGroup
+	for range 2 {
+		sleeper, err := db.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		slept.Go(func() { _, _ = sleeper.ExecContext(ctx, sleep); _ = sleeper.Close() })
+	}
+	t.Cleanup(func() {
+		_, _ = db.ExecContext(context.Background(), "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE query = ?", sleep)
+		cancel()
+		slept.Wait()
+	})
+	ev := &paceEvents{sizes: map[int]int{}}
+	ev.waitFor(t, "the sleeping sessions", 30*time.Second, func() bool {
+		var n int
+		err := db.QueryRowContext(context.Background(),
+			"SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query = ?", sleep).Scan(&n)
+		return err == nil && n == 2
+	})
+	startAdaptiveWith(t, f, ev, func(o *passes.Options) { o.MaxBusySessions = 1 })
+	ev.waitFor(t, "a back-off over max_busy_sessions", time.Minute, func() bool {
+		for _, c := range ev.changes {
+			if c.Reason == pacing.ReasonLoad && strings.Contains(c.Detail, "over the limit of 1") {
+				return true
+			}
+		}
+		return false
+	})
 }
 
 // TestSetPacingSwitchesAtTheNextSweep: a fixed pass switched to adaptive at run time

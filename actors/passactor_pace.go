@@ -86,7 +86,8 @@ type paceSweep struct {
 
 func newPacer(o passes.Options, signals passes.PaceSignals) *pacer {
 	ctl := pacing.New(pacing.Config{MinBatch: min(pacing.DefaultMinBatch, o.BatchSize), MaxBatch: o.BatchSize,
-		MinDelay: o.BatchDelay, MaxDelay: max(pacing.DefaultMaxDelay, o.BatchDelay), MaxReplicaLag: o.ReplicaLagLimit()})
+		MinDelay: o.BatchDelay, MaxDelay: max(pacing.DefaultMaxDelay, o.BatchDelay), MaxReplicaLag: o.ReplicaLagLimit(),
+		MaxBusySessions: o.MaxBusySessions})
 	// Without CommitProbe the probe is never run, as if the database had none.
 	return &pacer{ctl: ctl, signals: signals, noCommit: !o.CommitProbe}
 }

@@ -55,6 +55,12 @@ type Options struct {
 	// MaxReplicaLag is the replica lag above which an adaptive pass backs off. Zero
 	// means DefaultMaxReplicaLag (1s).
 	MaxReplicaLag time.Duration
+	// MaxBusySessions, when above 0, backs an adaptive pass off whenever the database's
+	// other busy sessions (their p75 over two seconds) exceed it, whatever was usual
+	// when the pass learned its baseline: pt-online-schema-change's --max-load. 0 (the
+	// default) sets no such limit, and the busy sessions are judged against their
+	// baseline alone. SQLite shows no sessions, so it has no effect there.
+	MaxBusySessions int
 	// CommitProbe adds the commit probe (a one-record write and its commit, timed ten
 	// times a second; PostgreSQL only) to an adaptive pass's signals. Off by default:
 	// in every benchmark run it cost a third to two thirds of the drain rate for a
@@ -182,6 +188,9 @@ func (o Options) Validate(name string) error {
 	}
 	if o.MaxReplicaLag < 0 {
 		add("max_replica_lag", "must not be negative, got %v (0 means %v)", o.MaxReplicaLag, DefaultMaxReplicaLag)
+	}
+	if o.MaxBusySessions < 0 {
+		add("max_busy_sessions", "must not be negative, got %d (0 means no limit)", o.MaxBusySessions)
 	}
 	if o.BatchTimeout < 0 {
 		add("batch_timeout", "must not be negative, got %v (0 means no bound)", o.BatchTimeout)

@@ -101,6 +101,10 @@ type Config struct {
 	Margin             float64
 	Slack              time.Duration
 	MaxReplicaLag      time.Duration
+	// MaxBusySessions, when above 0, backs the sweep off whenever the workload's busy
+	// sessions (their p75 over the signal window) exceed it, whatever their baseline:
+	// pt-online-schema-change's --max-load. 0 (the default) sets no such limit.
+	MaxBusySessions    int
 	EvalEvery          time.Duration
 	SignalWindow       time.Duration
 	BaselineEvery      time.Duration

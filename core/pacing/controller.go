@@ -158,7 +158,7 @@ func New(cfg Config) *Controller {
 	cfg = cfg.withDefaults()
 	c := &Controller{cfg: cfg, rate: cfg.StartRate, slowStart: true, mode: ModeGrowing,
 		read: newLatencySignal(ReasonProbe, "probe"), commit: newLatencySignal(ReasonCommit, "commit probe"),
-		busy: baselineSignal{reason: ReasonLoad, name: "busy sessions", slack: busySlack,
+		busy: baselineSignal{reason: ReasonLoad, name: "busy sessions", slack: busySlack, ceiling: float64(max(cfg.MaxBusySessions, 0)),
 			format: func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }}}
 	c.batch = clamp(DefaultStartBatch, cfg.MinBatch, cfg.MaxBatch)
 	c.delay = cfg.MinDelay

@@ -2,6 +2,7 @@ package pacing
 
 import (
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"testing/quick"
 	"time"
@@ -359,6 +360,34 @@ func TestBusySessionsOverANoneBaseline(t *testing.T) {
 		w.run(20 * time.Second)
 		if got := w.changeAfter(14*time.Second, ReasonLoad) >= 0; got != tc.want {
 			t.Errorf("%d busy over a baseline of none: backed off %v, want %v (changes %v)", tc.during, got, tc.want, w.changes)
+		}
+	}
+}
+
+// MaxBusySessions is a ceiling whatever the baseline: a server with 6 sessions busy
+// all along learns 6 as its baseline, so only the ceiling of 4 backs the sweep off, and
+// no ceiling (0) lets it run.
+func TestMaxBusySessionsIsACeilingOverAnyBaseline(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		ceiling int
+		want    bool
+	}{{0, false}, {4, true}, {6, false}} {
+		w := newWorld(t, Config{MaxBatch: 500, MaxBusySessions: tc.ceiling})
+		w.busy = func(time.Duration, bool) int { return 6 }
+		w.run(10 * time.Second)
+		first := -1
+		for i, c := range w.changes {
+			if c.Reason == ReasonLoad {
+				first = i
+				break
+			}
+		}
+		if got := first >= 0; got != tc.want {
+			t.Fatalf("ceiling %d over 6 busy all along: backed off %v, want %v (changes %v)", tc.ceiling, got, tc.want, w.changes)
+		}
+		if tc.want && !strings.Contains(w.changes[first].Detail, "busy sessions p75 6 over the limit of 4") {
+			t.Errorf("the back-off says %q; want it to name the limit", w.changes[first].Detail)
 		}
 	}
 }

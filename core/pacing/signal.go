@@ -16,8 +16,12 @@ type baselineSignal struct {
 	name   string
 	// slack is the least rise over the baseline judged as harm, in the signal's unit;
 	// 0 takes Config.Slack (a latency).
-	slack  float64
-	format func(float64) string
+	slack float64
+	// ceiling, when above 0, is a bound the signal's p75 may not pass whatever its
+	// baseline (Config.MaxBusySessions): a server busy when the baseline was learned
+	// would otherwise take that business as normal.
+	ceiling float64
+	format  func(float64) string
 
 	probes   []sample    // outside holds, newest last
 	holds    [][]float64 // the samples of the last BaselineHolds holds
@@ -83,7 +87,16 @@ func (s *baselineSignal) learned() bool { return len(s.holds) > 0 }
 // the zero one when it is within it, has no baseline, or has too few samples to tell.
 func (s *baselineSignal) judge(since time.Time, cfg Config) degradation {
 	recent := s.since(since)
-	if !s.learned() || len(recent) < 3 {
+	if len(recent) < 3 {
+		return degradation{}
+	}
+	if s.ceiling > 0 {
+		if p75 := quantile(recent, probeQuantile); p75 > s.ceiling {
+			s.last = p75
+			return degradation{s.reason, fmt.Sprintf("%s p75 %s over the limit of %s", s.name, s.format(p75), s.format(s.ceiling)), p75 / s.ceiling}
+		}
+	}
+	if !s.learned() {
 		return degradation{}
 	}
 	s.last = quantile(recent, probeQuantile)

@@ -78,6 +78,9 @@ type PassConfig struct {
 	ProbeQuery string `yaml:"probe_query"`
 	// MaxReplicaLag is the replica lag above which an adaptive pass backs off (1s).
 	MaxReplicaLag *Duration `yaml:"max_replica_lag"`
+	// MaxBusySessions is the most busy sessions an adaptive pass lets the database have
+	// before it backs off, whatever their baseline (0, the default: no limit).
+	MaxBusySessions *int `yaml:"max_busy_sessions"`
 	// CommitProbe adds the commit probe to an adaptive pass's signals (default false;
 	// docs/pacing.md says what it costs).
 	CommitProbe *bool         `yaml:"commit_probe"`
@@ -289,6 +292,9 @@ func (p PassConfig) Build() (passes.Options, passes.TableSpec, error) {
 	set(p.MaxStartupStagger, &o.MaxStartupStagger)
 	set(p.BatchTimeout, &o.BatchTimeout)
 	set(p.MaxReplicaLag, &o.MaxReplicaLag)
+	if p.MaxBusySessions != nil {
+		o.MaxBusySessions = *p.MaxBusySessions
+	}
 	o.CommitProbe = boolOr(p.CommitProbe, false)
 	o.Pacing = passes.Pacing(p.Pacing)
 	spec := passes.TableSpec{ProbeQuery: p.ProbeQuery, Table: p.Table, Timestamp: p.Timestamp, TimestampFormat: passes.TimestampFormat(p.TimestampFormat),
