@@ -214,7 +214,10 @@ func TestAdaptivePassBacksOffOnASlowProbeAndRecovers(t *testing.T) {
 	rt := startAdaptive(t, f, ev, passes.Unbounded, false)
 	ctx := context.Background()
 	ev.waitFor(t, "baseline", 30*time.Second, func() bool { return ev.has(pacing.ReasonBaseline) })
-	if _, err := db.ExecContext(ctx, "INSERT INTO "+f.gate+" SELECT g FROM generate_series(1, 100000) g"); err != nil {
+	// A million rows: counting them takes tens of milliseconds even on a quiet machine,
+	// far past a baseline learned on a loaded one (a CI run once learned a p75 of 12 ms
+	// and a p99 of 50 ms, over which a count of 100,000 rows did not stand out).
+	if _, err := db.ExecContext(ctx, "INSERT INTO "+f.gate+" SELECT g FROM generate_series(1, 1000000) g"); err != nil {
 		t.Fatal(err)
 	}
 	ev.waitFor(t, "back-off on the slow probe", 30*time.Second, func() bool { return ev.has(pacing.ReasonProbe) })
