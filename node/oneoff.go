@@ -21,6 +21,9 @@ type TablesOptions struct {
 	// NoLedger leaves the ledger out whatever the file says, as SweepOptions.NoLedger;
 	// false (the default) uses it when the file enables it.
 	NoLedger bool
+	// NoReplicas leaves database.replicas unopened, for a command that paces nothing
+	// (status, the ledger's); false (the default) opens and checks each (OpenReplicas).
+	NoReplicas bool
 	// Logger receives the passes' configuration warnings; nil discards them.
 	Logger *logrus.Logger
 }
@@ -59,9 +62,11 @@ func OpenTables(ctx context.Context, cfg *config.Config, o TablesOptions) (*Tabl
 		return nil, err
 	}
 	t := &Tables{DB: db}
-	if t.Replicas, err = OpenReplicas(ctx, cfg); err != nil {
-		_ = db.Close()
-		return nil, err
+	if !o.NoReplicas {
+		if t.Replicas, err = OpenReplicas(ctx, cfg); err != nil {
+			_ = db.Close()
+			return nil, err
+		}
 	}
 	if cfg.LedgerEnabled() && !o.NoLedger {
 		t.Ledger, _ = ledger.New(db, cfg.LedgerPrefix())
@@ -77,6 +82,7 @@ func OpenTables(ctx context.Context, cfg *config.Config, o TablesOptions) (*Tabl
 		return nil, badConfig(err)
 	}
 	if len(t.Replicas) > 0 && !anyAdaptive(t.Passes) {
+		// Only where they were opened: a command that opens none paces nothing.
 		warn("database.replicas: no pass is paced adaptive, and only an adaptive pass reads its replicas' lag; " +
 			"set pacing: adaptive on a pass (or node.pacing), or the replicas are asked nothing")
 	}

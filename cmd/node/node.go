@@ -28,6 +28,7 @@ func badConfig(err error) error {
 // (validate, sweep, status and the ledger's commands); `run` opens a node.Node instead.
 type node struct {
 	cfg    *config.Config
+	tables *rnode.Tables // what db and the replicas came from; close closes them
 	db     *bun.DB
 	log    *logrus.Logger
 	ledger *ledger.Ledger // nil when the ledger is disabled
@@ -39,17 +40,19 @@ type node struct {
 }
 
 // openNode loads and validates the configuration and opens its database; with existing,
-// it never creates one (see passes.OpenExisting).
+// it never creates one (see passes.OpenExisting), and it opens and checks the replicas
+// database.replicas lists (validate): the other one-off commands pace nothing, and a
+// replica down for maintenance must not keep them from the ledger.
 func openNode(ctx context.Context, path string, log *logrus.Logger, existing bool) (*node, error) {
 	cfg, err := loadConfig(path)
 	if err != nil {
 		return nil, err
 	}
-	t, err := rnode.OpenTables(ctx, cfg, rnode.TablesOptions{Existing: existing, Logger: log})
+	t, err := rnode.OpenTables(ctx, cfg, rnode.TablesOptions{Existing: existing, NoReplicas: !existing, Logger: log})
 	if err != nil {
 		return nil, err
 	}
-	return &node{cfg: cfg, db: t.DB, log: log, ledger: t.Ledger, passes: t.Passes, plan: t.Plan}, nil
+	return &node{cfg: cfg, tables: t, db: t.DB, log: log, ledger: t.Ledger, passes: t.Passes, plan: t.Plan}, nil
 }
 
 // loadConfig loads and validates the configuration at path; either failing is a
@@ -75,7 +78,7 @@ func (n *node) registrations() []passes.Registration {
 }
 
 func (n *node) close() {
-	_ = n.db.Close()
+	_ = n.tables.Close()
 }
 
 // startupValidate runs the startup checks as a node does (node.CheckStartup): a

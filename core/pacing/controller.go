@@ -511,8 +511,9 @@ func (c *Controller) evidence(since time.Time) bool {
 	return !any
 }
 
-// degraded returns the first signal that is over its bound, with the numbers; the zero
-// degradation when none is.
+// degraded returns the first signal that is over its bound, with the numbers (the
+// sessions the sweep blocks, the replica lag and the busy sessions' ceiling first, then
+// the signals judged against their baseline); the zero degradation when none is.
 func (c *Controller) degraded(now, since time.Time) degradation {
 	fresh := func(at time.Time) bool { return at.After(since) && !at.Before(now.Add(-c.cfg.SignalWindow)) }
 	if fresh(c.blockedAt) && c.blocked > 0 {
@@ -520,6 +521,11 @@ func (c *Controller) degraded(now, since time.Time) degradation {
 	}
 	if fresh(c.lagAt) && c.lag > c.cfg.MaxReplicaLag {
 		return degradation{ReasonReplicaLag, fmt.Sprintf("replica lag %v over %v", c.lag, c.cfg.MaxReplicaLag), float64(c.lag) / float64(c.cfg.MaxReplicaLag)}
+	}
+	// The limits the operator set come before the signals judged against a baseline,
+	// so a back-off names the limit when both are over.
+	if d := c.busy.overCeiling(since); d.reason != "" {
+		return d
 	}
 	for _, s := range c.signals() {
 		if d := s.judge(since, c.cfg); d.reason != "" {

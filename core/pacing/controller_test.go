@@ -370,11 +370,21 @@ func TestBusySessionsOverANoneBaseline(t *testing.T) {
 func TestMaxBusySessionsIsACeilingOverAnyBaseline(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
-		ceiling int
-		want    bool
-	}{{0, false}, {4, true}, {6, false}} {
+		ceiling  int
+		slowRead bool // the read probe is over its own bound too
+		want     bool
+	}{{0, false, false}, {4, false, true}, {6, false, false}, {4, true, true}} {
 		w := newWorld(t, Config{MaxBatch: 500, MaxBusySessions: tc.ceiling})
 		w.busy = func(time.Duration, bool) int { return 6 }
+		if tc.slowRead {
+			// Slow whenever the sweep deletes: the ceiling is still the reason named.
+			w.probe = func(_ time.Duration, learning bool) time.Duration {
+				if learning {
+					return time.Millisecond
+				}
+				return 20 * time.Millisecond
+			}
+		}
 		w.run(10 * time.Second)
 		first := -1
 		for i, c := range w.changes {

@@ -87,16 +87,7 @@ func (s *baselineSignal) learned() bool { return len(s.holds) > 0 }
 // the zero one when it is within it, has no baseline, or has too few samples to tell.
 func (s *baselineSignal) judge(since time.Time, cfg Config) degradation {
 	recent := s.since(since)
-	if len(recent) < 3 {
-		return degradation{}
-	}
-	if s.ceiling > 0 {
-		if p75 := quantile(recent, probeQuantile); p75 > s.ceiling {
-			s.last = p75
-			return degradation{s.reason, fmt.Sprintf("%s p75 %s over the limit of %s", s.name, s.format(p75), s.format(s.ceiling)), p75 / s.ceiling}
-		}
-	}
-	if !s.learned() {
+	if !s.learned() || len(recent) < 3 {
 		return degradation{}
 	}
 	s.last = quantile(recent, probeQuantile)
@@ -104,6 +95,21 @@ func (s *baselineSignal) judge(since time.Time, cfg Config) degradation {
 		return degradation{s.reason, fmt.Sprintf("%s p75 %s over %s (baseline p75 %s, p99 %s)", s.name, s.format(s.last), s.format(limit), s.format(s.baseline), s.format(s.tail)), s.last / limit}
 	}
 	return degradation{}
+}
+
+// overCeiling judges the samples since since against the signal's ceiling alone (none:
+// never over), with or without a baseline.
+func (s *baselineSignal) overCeiling(since time.Time) degradation {
+	recent := s.since(since)
+	if s.ceiling <= 0 || len(recent) < 3 {
+		return degradation{}
+	}
+	p75 := quantile(recent, probeQuantile)
+	if p75 <= s.ceiling {
+		return degradation{}
+	}
+	s.last = p75
+	return degradation{s.reason, fmt.Sprintf("%s p75 %s over the limit of %s", s.name, s.format(p75), s.format(s.ceiling)), p75 / s.ceiling}
 }
 
 // limit is the signal's p75 above which the sweep is taken to hurt. A foreground p99
