@@ -11,7 +11,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -21,7 +20,6 @@ import (
 
 	"github.com/retentionkit/retention/actors"
 	"github.com/retentionkit/retention/node"
-	"github.com/retentionkit/retention/node/config"
 	"github.com/retentionkit/retention/passes"
 	"github.com/retentionkit/retention/passes/dbtest"
 )
