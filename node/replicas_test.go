@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	gomysql "github.com/go-sql-driver/mysql"
+	"github.com/sirupsen/logrus"
 	"github.com/uptrace/bun"
 
 	"github.com/retentionkit/retention/actors"
@@ -171,22 +173,16 @@ func openMySQL(t *testing.T, dsn string) *bun.DB {
 // replicaConfig is a node's file for the source and its replica: one adaptive pass.
 func replicaConfig(t *testing.T, r *dbtest.Replication) *config.Config {
 	t.Helper()
-	body := fmt.Sprintf(`database:
-  driver: mysql
-  dsn: %q
-  replicas:
-    - %q
-passes:
-  - name: events
-    table: events
-    key: id
-    timestamp: at
-    retention_period: 1h
-    max_startup_stagger: 0s
-    pacing: adaptive
-    max_replica_lag: 1s
-`, r.SourceDSN, r.ReplicaDSN)
-	return configFile(t, t.TempDir(), body)
+	return mysqlEventsConfig(t, r.SourceDSN, fmt.Sprintf("  replicas:\n    - %q\n", r.ReplicaDSN),
+		"    pacing: adaptive\n    max_replica_lag: 1s\n")
+}
+
+// mysqlEventsConfig is a node's file for one pass over the table events of the MySQL
+// database dsn names: dbExtra goes under database:, passExtra under the pass.
+func mysqlEventsConfig(t *testing.T, dsn, dbExtra, passExtra string) *config.Config {
+	t.Helper()
+	return configFile(t, t.TempDir(), fmt.Sprintf("database:\n  driver: mysql\n  dsn: %q\n%spasses:\n  - name: events\n"+
+		"    table: events\n    key: id\n    timestamp: at\n    retention_period: 1h\n    max_startup_stagger: 0s\n%s", dsn, dbExtra, passExtra))
 }
 
 // TestReplicaThatIsNoReplicaRefused: a replica entry naming a server that replicates
@@ -212,6 +208,57 @@ func TestReplicaThatIsNoReplicaRefused(t *testing.T) {
 			var ce *node.ConfigError
 			if err == nil || !strings.Contains(err.Error(), tc.want) || errors.As(err, &ce) != tc.config || strings.Contains(err.Error(), "s3cret") {
 				t.Fatalf("OpenTables: %v (a config error: %v); want %q, a config error %v, no password", err, errors.As(err, &ce), tc.want, tc.config)
+			}
+		})
+	}
+}
+
+// TestStartupWarnsOfAPaceSignalItCannotRead: the node's user lacks the PROCESS
+// privilege, so the sessions an adaptive pass's sweep blocks cannot be counted; the
+// startup checks pass and warn of it, and say nothing for a fixed pass, which reads no
+// such signal.
+func TestStartupWarnsOfAPaceSignalItCannotRead(t *testing.T) {
+	r := dbtest.MySQLReplication(t)
+	ctx := t.Context()
+	src := openMySQL(t, r.SourceDSN)
+	user := fmt.Sprintf("rt_noproc_%d", time.Now().UnixNano()%1_000_000_000)
+	var name string
+	if err := src.QueryRowContext(ctx, "SELECT DATABASE()").Scan(&name); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		"CREATE USER " + user + "@'127.0.0.1'",
+		"GRANT ALL ON `" + name + "`.* TO " + user + "@'127.0.0.1'",
+		"CREATE TABLE events (id BIGINT AUTO_INCREMENT PRIMARY KEY, at TIMESTAMP(6) NOT NULL, KEY (at))",
+	} {
+		if _, err := src.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	t.Cleanup(func() { _, _ = src.ExecContext(context.Background(), "DROP USER IF EXISTS "+user+"@'127.0.0.1'") })
+	as, err := gomysql.ParseDSN(r.SourceDSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	as.User, as.Passwd = user, ""
+	dsn := as.FormatDSN()
+	for _, pacing := range []string{"adaptive", "fixed"} {
+		t.Run(pacing, func(t *testing.T) {
+			cfg := mysqlEventsConfig(t, dsn, "", "    pacing: "+pacing+"\n")
+			var logged strings.Builder
+			log := logrus.New()
+			log.SetOutput(&logged)
+			tables, err := node.OpenTables(ctx, cfg, node.TablesOptions{Logger: log})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tables.Close()
+			if err := node.CheckStartup(ctx, log, tables.Passes, nil, node.StartupOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			warned := strings.Contains(logged.String(), "the sessions the sweep blocks cannot be counted")
+			if want := pacing == "adaptive"; warned != want || want && !strings.Contains(logged.String(), "PROCESS") {
+				t.Errorf("a %s pass: warned %v, want %v; the log:\n%s", pacing, warned, want, logged.String())
 			}
 		})
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/retentionkit/retention/passes"
 	"github.com/retentionkit/retention/passes/ledger"
 )
 
@@ -103,6 +104,11 @@ func startupChecks(ctx context.Context, ps []Pass, plan *ledger.Plan, attempt ti
 			failures = append(failures, errors.New(res.Message()))
 		default:
 			warnings = append(warnings, res.Warnings()...)
+			if p.Registration.Options.Pacing == passes.PacingAdaptive {
+				actx, cancel := context.WithTimeout(ctx, attempt)
+				warnings = append(warnings, p.Table.PaceWarnings(actx)...)
+				cancel()
+			}
 		}
 	}
 	if plan != nil {

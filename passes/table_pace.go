@@ -109,3 +109,19 @@ func checkProbeQuery(q string) string {
 	}
 	return ""
 }
+
+// PaceWarnings reads, once, the signals an adaptive pass counts sessions by (the
+// sessions the sweep blocks, the database's busy sessions) and says which the node's
+// user may not read. The pass still runs without them, paced by the others: a signal it
+// cannot read is unknown, not zero, and this is the warning that it is. A MySQL user
+// without the PROCESS privilege is the usual cause.
+func (t *Table) PaceWarnings(ctx context.Context) []string {
+	var out []string
+	if _, err := t.drv.Blocked(ctx, t.db, 0); err != nil {
+		out = append(out, fmt.Sprintf("pass %q: pacing: the sessions the sweep blocks cannot be counted (%v), so the pass paces without them (docs/pacing.md names the privilege)", t.name, err))
+	}
+	if _, _, err := t.drv.BusySessions(ctx, t.db, 0); err != nil {
+		out = append(out, fmt.Sprintf("pass %q: pacing: the database's busy sessions cannot be counted (%v), so the pass paces without them (docs/pacing.md names the privilege)", t.name, err))
+	}
+	return out
+}
