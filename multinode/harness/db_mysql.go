@@ -355,14 +355,15 @@ func (d *DB) sessionsMySQL(ctx context.Context, app string) (sessions, locks int
 // construction, so the most holders of one name is 1 while any is held; slots and
 // pass locks are the known names IS_USED_LOCK names a holder for; waits (the MySQL
 // driver's WaitSessionLock, the only GET_LOCK with a year's timeout) and DELETEs are the
-// nodes' statements running in the process list.
+// nodes' statements running in the process list (the ledger's DELETEs left out, as on
+// PostgreSQL).
 const sampleQueryMySQL = `SELECT
 	(SELECT count(*) > 0 FROM mn_locknames WHERE IS_USED_LOCK(name) IS NOT NULL),
 	(SELECT count(*) FROM mn_locknames WHERE class_key = concat($1, ':2') AND IS_USED_LOCK(name) IS NOT NULL),
 	(SELECT count(*) FROM mn_locknames WHERE class_key = concat($2, ':2') AND IS_USED_LOCK(name) IS NOT NULL),
 	(SELECT count(*) FROM information_schema.PROCESSLIST WHERE USER LIKE 'rt\_mn\_%' AND COMMAND = 'Query' AND INFO LIKE '%GET\_LOCK(%, 31536000)%'),
 	(SELECT count(*) FROM information_schema.PROCESSLIST WHERE USER LIKE 'rt\_mn\_%' AND COMMAND = 'Query' AND DB = DATABASE()
-		AND INFO LIKE '%DELETE%FROM%')`
+		AND INFO LIKE '%DELETE%FROM%' AND INFO NOT LIKE '%retention\_%')`
 
 // ledgerOverlapsMySQL is LedgerOverlaps on MySQL.
 func (d *DB) ledgerOverlapsMySQL(ctx context.Context, deaths map[string]time.Time) ([]RunOverlap, error) {

@@ -54,6 +54,10 @@ func (s *Sampler) run(ctx context.Context) {
 }
 
 // sampleQuery reads one consistent-enough snapshot (pg_locks is read once per call).
+// The DELETEs counted are the batches' only: the ledger's own (its tables start with
+// retention_, the default prefix) run outside the delete slots by design, and a
+// backlog sample's prune at a sweep's end beside three batches once counted as a
+// fourth DELETE over a limit of three.
 const sampleQuery = `WITH l AS (
 		SELECT classid, objid, objsubid, granted, pid FROM pg_locks
 		WHERE locktype = 'advisory' AND database = (SELECT oid FROM pg_database WHERE datname = current_database()))
@@ -63,7 +67,7 @@ const sampleQuery = `WITH l AS (
 		(SELECT count(*) FROM l WHERE granted AND classid = $2 AND objsubid = 2),
 		(SELECT count(*) FROM l WHERE NOT granted),
 		(SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND state = 'active'
-		   AND application_name LIKE 'retention:%' AND query ILIKE '%DELETE FROM%')`
+		   AND application_name LIKE 'retention:%' AND query ILIKE '%DELETE FROM%' AND query NOT ILIKE '%retention\_%')`
 
 func (s *Sampler) sample(ctx context.Context) {
 	var holders, slots, passLocks, waits, deletes int64
