@@ -88,10 +88,17 @@ func TestSIGKILLMidDetachConcurrently(t *testing.T) {
 	if code := rec.exit(n.wait()); code != 0 {
 		t.Errorf("the restarted run exited %d after SIGTERM, want 0:\n%s", code, n.output())
 	}
+	stayed := false
 	for m := 1; m <= 3; m++ {
 		if f.count(fmt.Sprintf(`SELECT count(*) FROM pg_class WHERE relname = 'pevents_m%d'`, m)) != 0 {
 			t.Errorf("pevents_m%d is still there after the restarted sweep", m)
+			stayed = true
 		}
+	}
+	if stayed {
+		// Once in a CI run (2026-12-05) the restarted sweep deleted the rows and retired
+		// nothing, 18 s in, with no clue why: its own words say what it did instead.
+		t.Logf("the restarted node's output:\n%s", n.output())
 	}
 	if got, sum := f.count(`SELECT count(*) FROM pevents`), f.count(`SELECT coalesce(sum(id), 0) FROM pevents`); got != 40 || sum != keepSum {
 		t.Errorf("the table holds %d rows (ids summing to %d); want exactly the 40 it keeps (%d)", got, sum, keepSum)
