@@ -35,7 +35,7 @@ func (n *node) printCluster(ctx context.Context, out io.Writer) error {
 		_, err = fmt.Fprintf(out, "cluster %s: cannot read the members: %v\n", rnode.ClusterOptions(n.cfg, n.log).Name, err)
 		return err
 	}
-	holders, herr := rnode.LockReader(n.db, n.cfg)(ctx, ids)
+	holders, herr := rnode.LockReader(n.tables.DB, n.cfg)(ctx, ids)
 	w := tabwriter.NewWriter(out, 0, 2, 2, ' ', 0)
 	fmt.Fprintln(w, "MEMBER\tADDRESS")
 	for _, m := range snap.Members {

@@ -45,7 +45,7 @@ func migrateCommand(o *options) *cobra.Command {
 		Args:    exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return o.withLedger(cmd.Context(), "migrate", func(n *node) error {
-				applied, err := ledger.Migrate(cmd.Context(), n.db, n.cfg.LedgerPrefix())
+				applied, err := ledger.Migrate(cmd.Context(), n.tables.DB, n.cfg.LedgerPrefix())
 				if err != nil {
 					return err
 				}

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/sirupsen/logrus"
-	"github.com/uptrace/bun"
 
 	rnode "github.com/retentionkit/retention/node"
 	"github.com/retentionkit/retention/node/config"
@@ -28,8 +27,7 @@ func badConfig(err error) error {
 // (validate, sweep, status and the ledger's commands); `run` opens a node.Node instead.
 type node struct {
 	cfg    *config.Config
-	tables *rnode.Tables // what db and the replicas came from; close closes them
-	db     *bun.DB
+	tables *rnode.Tables // the database (tables.DB) and the replicas; close closes them
 	log    *logrus.Logger
 	ledger *ledger.Ledger // nil when the ledger is disabled
 	// passes are the node's passes, one record each (registration and table together).
@@ -52,7 +50,7 @@ func openNode(ctx context.Context, path string, log *logrus.Logger, existing boo
 	if err != nil {
 		return nil, err
 	}
-	return &node{cfg: cfg, tables: t, db: t.DB, log: log, ledger: t.Ledger, passes: t.Passes, plan: t.Plan}, nil
+	return &node{cfg: cfg, tables: t, log: log, ledger: t.Ledger, passes: t.Passes, plan: t.Plan}, nil
 }
 
 // loadConfig loads and validates the configuration at path; either failing is a
