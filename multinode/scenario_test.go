@@ -75,12 +75,10 @@ func newScenario(t *testing.T, tables []harness.Table, c harness.ClusterOptions,
 		fleet.Book = db
 	}
 	s := &scenario{t: t, ctx: ctx, db: db, etcd: etcd, fleet: fleet, tables: tables, prefix: harness.EtcdPrefix(c.Name)}
-	t.Cleanup(func() {
-		fleet.Kill()
-		if t.Failed() {
-			t.Logf("last log lines:\n%s", fleet.Tail(25))
-		}
-	})
+	// Every process is killed whatever the outcome; its log is in the artifacts. The
+	// nodes' last lines are logged by a wait that fails (eventually), before its
+	// message, so a failure's reason ends the output, where a truncated CI log shows it.
+	t.Cleanup(fleet.Kill)
 	return s
 }
 
@@ -111,6 +109,7 @@ func (s *scenario) names() []string {
 func (s *scenario) eventually(bound time.Duration, what string, cond func() (bool, error)) {
 	s.t.Helper()
 	if err := harness.Poll(s.ctx, bound, what, cond); err != nil {
+		s.t.Logf("last log lines:\n%s", s.fleet.Tail(25))
 		s.t.Fatal(err)
 	}
 }

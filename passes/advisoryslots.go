@@ -26,7 +26,10 @@ import (
 // keeps the slot on the same connection until it is released. Only the head polls, once
 // per SlotPollMin..SlotPollMax while every slot is taken; the rest sleep in the lock
 // manager. Every lock is a session lock, so a member that dies gives back its place in
-// line and its slots with its connections (see SweepConnOptions for how soon).
+// line and its slots with its connections (see SweepConnOptions for how soon). A member
+// that is paused keeps its slots until it wakes, but not the head of the line: the
+// waiting connection's session ends after SweepConnOptions.HeadIdleTimeout without a
+// poll, so one frozen member cannot stall every other member's deletes.
 //
 // Two slot keys of one name may collide (see LockKey): the limit is then one lower,
 // never higher. Members that disagree on the limit each use their own n: the
@@ -37,6 +40,9 @@ type AdvisorySlots struct {
 	own  bool // db was opened for the slots and is closed with them
 	name string
 	conn SweepConnOptions
+	// pollMin and pollMax replace SlotPollMin and SlotPollMax when set (tests pause a
+	// head by making its next poll an hour away).
+	pollMin, pollMax time.Duration
 }
 
 // The head of the line's poll interval while every slot is taken: it starts at
@@ -114,6 +120,9 @@ func (s *AdvisorySlots) AcquireSlot(ctx context.Context, capacity int) (io.Close
 	session := s.conn.lockSession()
 	session.WaitUnbounded = true
 	pid, err := s.drv.ApplyLockSession(ctx, c, session)
+	if err == nil && s.conn.headIdleTimeout() > 0 {
+		err = s.drv.SetIdleTimeout(ctx, c, s.conn.headIdleTimeout())
+	}
 	if err != nil {
 		discard(c)
 		return nil, fmt.Errorf("slots of %q: %w", s.name, err)
@@ -159,7 +168,10 @@ func (s *AdvisorySlots) takeSlot(ctx context.Context, c bun.Conn, capacity int) 
 	// Polling with try-locks, not waiting on a slot with a lock_timeout: a timeout that
 	// fires as the lock is granted fails the statement yet leaves the session holding the
 	// lock, and the next try would take it a second time (session advisory locks nest).
-	wait := SlotPollMin
+	wait, longest := SlotPollMin, SlotPollMax
+	if s.pollMin > 0 {
+		wait, longest = s.pollMin, s.pollMax
+	}
 	for {
 		// The first free slot, leaving the line in the same statement only with one taken.
 		slot, left, err := s.drv.TryFirstSessionLock(ctx, c, SlotLockClass, keys, QueueLockClass, s.queueKey())
@@ -170,6 +182,13 @@ func (s *AdvisorySlots) takeSlot(ctx context.Context, c bun.Conn, capacity int) 
 			if !left {
 				return nil, errors.New("the queue lock was not held at the head of the line")
 			}
+			if s.conn.headIdleTimeout() > 0 {
+				// The holder may idle for a whole sweep. That this statement succeeds also
+				// proves the session, and with it the slot, outlived the wait.
+				if err := s.drv.SetIdleTimeout(ctx, c, 0); err != nil {
+					return nil, fmt.Errorf("end the head's idle timeout: %w", err)
+				}
+			}
 			return &heldSlot{conn: c, drv: s.drv, key: keys[slot]}, nil
 		}
 		t := time.NewTimer(wait)
@@ -179,7 +198,7 @@ func (s *AdvisorySlots) takeSlot(ctx context.Context, c bun.Conn, capacity int) 
 			return nil, ctx.Err()
 		case <-t.C:
 		}
-		wait = min(2*wait, SlotPollMax)
+		wait = min(2*wait, longest)
 	}
 }
 

@@ -52,11 +52,19 @@ func onSlotDatabases(t *testing.T, f func(t *testing.T, db slotDatabase)) {
 // openSlotsOn opens members' slot pools on db under a name unique to the test.
 func openSlotsOn(t *testing.T, db slotDatabase, members int) ([]*passes.AdvisorySlots, string) {
 	t.Helper()
+	return openSlotsWith(t, db, members, passes.SweepConnOptions{})
+}
+
+// openSlotsWith is openSlotsOn with conn's settings (each member its own
+// ApplicationName).
+func openSlotsWith(t *testing.T, db slotDatabase, members int, conn passes.SweepConnOptions) ([]*passes.AdvisorySlots, string) {
+	t.Helper()
 	dsn := db.dsn(t)
 	name := newFixturePrefix() + "db"
 	var out []*passes.AdvisorySlots
 	for i := range members {
-		s, err := passes.OpenAdvisorySlotsWith(context.Background(), db.driver, dsn, name, passes.SweepConnOptions{ApplicationName: "retention:m" + string(rune('1'+i))})
+		conn.ApplicationName = "retention:m" + string(rune('1'+i))
+		s, err := passes.OpenAdvisorySlotsWith(context.Background(), db.driver, dsn, name, conn)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -234,6 +242,64 @@ func TestAdvisorySlotsComeBackFromAWaiterThatGaveUpAndAHolderThatDied(t *testing
 		t.Fatal("the dead holder's slot did not come back")
 	}
 	_ = held.Close() // its connection is gone: an error, and nothing held
+}
+
+// A member paused at the head of the line (SIGSTOP between two polls) loses its place
+// once its session has sat idle for HeadIdleTimeout: the server ends it, the queue lock
+// goes with it and the next in line moves up, so one frozen member cannot stall every
+// other member's deletes (the multi-process suite's SIGSTOP scenario saw the whole
+// cluster stop for the freeze). A slot's holder, idle as long, keeps its slot: the
+// timeout ends when the slot is taken. On every database with session locks.
+func TestAdvisorySlotsAPausedHeadLosesItsPlace(t *testing.T) {
+	onSlotDatabases(t, slotsPausedHeadLosesItsPlace)
+}
+
+func slotsPausedHeadLosesItsPlace(t *testing.T, db slotDatabase) {
+	members, _ := openSlotsWith(t, db, 3, passes.SweepConnOptions{HeadIdleTimeout: time.Second})
+	ctx := bounded(t)
+	held, err := members[0].AcquireSlot(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	passes.PauseSlotPolls(members[1], time.Hour)
+	pctx, unpause := context.WithCancel(ctx)
+	paused := make(chan error, 1)
+	go func() {
+		slot, err := members[1].AcquireSlot(pctx, 1)
+		if slot != nil {
+			_ = slot.Close()
+		}
+		paused <- err
+	}()
+	waitFor(t, 30*time.Second, func() bool { return waiting(t, members[0]) == 1 })
+	next := make(chan io.Closer, 1)
+	go func() {
+		slot, err := members[2].AcquireSlot(ctx, 1)
+		if err != nil {
+			t.Error(err)
+		}
+		next <- slot
+	}()
+	waitFor(t, 30*time.Second, func() bool { return waiting(t, members[0]) == 2 })
+	// The paused head's session ends; the one behind it is now the head.
+	waitFor(t, 30*time.Second, func() bool { return waiting(t, members[0]) == 1 })
+	// Giving the slot back fails when the server ended the holder's session.
+	if err := held.Close(); err != nil {
+		t.Fatalf("the holder, idle longer than HeadIdleTimeout, lost its session and slot: %v", err)
+	}
+	select {
+	case slot := <-next:
+		if slot == nil {
+			t.FailNow()
+		}
+		_ = slot.Close()
+	case <-time.After(30 * time.Second): // a bound on a hang, not a timing assertion
+		t.Fatal("the member behind the paused head got no slot")
+	}
+	unpause()
+	if err := <-paused; err == nil {
+		t.Fatal("the paused head took a slot after its session was ended")
+	}
 }
 
 // A connection that waited at the head of the line and went back to the pool can wait

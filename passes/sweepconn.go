@@ -24,6 +24,11 @@ const (
 	DefaultKeepalivesInterval = time.Second
 	DefaultKeepalivesCount    = 3
 	DefaultUserTimeout        = 7 * time.Second
+	// DefaultHeadIdleTimeout bounds how long the head of the delete slots' line may sit
+	// idle: sixty times its longest pause between polls (SlotPollMax), short enough that
+	// a member paused at the head (see SweepConnOptions.HeadIdleTimeout) costs the others
+	// a few seconds rather than their whole pause.
+	DefaultHeadIdleTimeout = 3 * time.Second
 )
 
 // SweepConnOptions are the session settings of a connection that holds a lock in
@@ -32,8 +37,8 @@ const (
 // kernel gives up on the socket (hours, with the server's defaults). Every setting is a
 // user-level one, so the sweep's own role may set it; they need PostgreSQL 14 or later
 // (client_connection_check_interval is new in 14). MySQL and MariaDB have no per-session
-// equivalents: their driver applies none, and docs/cluster.md says how soon a dead
-// member's locks come back there.
+// equivalents: their driver applies none but HeadIdleTimeout, and docs/cluster.md says
+// how soon a dead member's locks come back there.
 //
 // The zero value takes every default; a negative duration or count leaves that setting
 // as the server has it.
@@ -56,6 +61,25 @@ type SweepConnOptions struct {
 	// unacknowledged before it drops the connection, which keepalives alone do not
 	// cover. Default 7s.
 	UserTimeout time.Duration
+	// HeadIdleTimeout is how long a delete slot's connection may sit idle while it waits
+	// in line (PostgreSQL's idle_session_timeout, MySQL's wait_timeout): a live head
+	// polls every SlotPollMax at most, so a longer silence means its member is paused,
+	// and the server ends the session, which gives back the queue lock so the next in
+	// line moves up. The setting is put back once the slot is taken: a slot's holder may
+	// rightly sit idle for a whole sweep. Only AdvisorySlots reads it. Default 3s.
+	HeadIdleTimeout time.Duration
+}
+
+// headIdleTimeout is HeadIdleTimeout resolved: the default for zero, none (0) when
+// negative.
+func (o SweepConnOptions) headIdleTimeout() time.Duration {
+	switch {
+	case o.HeadIdleTimeout == 0:
+		return DefaultHeadIdleTimeout
+	case o.HeadIdleTimeout < 0:
+		return 0
+	}
+	return o.HeadIdleTimeout
 }
 
 // lockSession resolves o into the session settings of a lock-holding connection,

@@ -285,7 +285,12 @@ type RunOverlap struct {
 // LedgerOverlaps lists overlapping runs of one pass in the ledger (prefix retention_),
 // among runs that did delete (rows or batches recorded). A run left InProgress by a
 // member that died ends, for this check, when it died: deaths maps member ids to that
-// time (a killed member cannot close its runs; recovery closes them later).
+// time (a killed member cannot close its runs; recovery closes them later). A run
+// begins, for this check, at its first batch in the batch log (its start when the log
+// names none of its batches): a sweep starts before it waits for a slot and takes its
+// pass's lock, so a sweep that started while a paused member still held the pass, and
+// deleted only once that member let go, would otherwise count as an overlap (seen on
+// MariaDB, a few milliseconds apart).
 func (d *DB) LedgerOverlaps(ctx context.Context, deaths map[string]time.Time) ([]RunOverlap, error) {
 	if d.MySQL {
 		return d.ledgerOverlapsMySQL(ctx, deaths)
@@ -299,7 +304,9 @@ func (d *DB) LedgerOverlaps(ctx context.Context, deaths map[string]time.Time) ([
 		deathsSQL = "SELECT * FROM (VALUES " + strings.Join(values, ", ") + ") v (node, at)"
 	}
 	return d.scanOverlaps(ctx, `WITH deaths AS (`+deathsSQL+`),
-		r AS (SELECT m.id, m.name, coalesce(m.node_id, '') AS node, m.start_time AS a,
+		r AS (SELECT m.id, m.name, coalesce(m.node_id, '') AS node,
+		             coalesce((SELECT min(l.at) FROM mn_batches l WHERE l.tbl = split_part(m.name, '#', 1)
+		                       AND l.app = 'retention:' || m.node_id AND l.at >= m.start_time), m.start_time) AS a,
 		             CASE WHEN x.at IS NULL THEN coalesce(m.end_time, now()) ELSE least(coalesce(m.end_time, x.at), x.at) END AS b
 		      FROM retention_metadata m LEFT JOIN deaths x ON x.node = m.node_id
 		      WHERE m.rows_deleted > 0 OR m.batches > 0)

@@ -372,7 +372,9 @@ func (d *DB) ledgerOverlapsMySQL(ctx context.Context, deaths map[string]time.Tim
 		deathsSQL += fmt.Sprintf(" UNION ALL SELECT '%s', TIMESTAMP '%s'", strings.ReplaceAll(member, "'", "''"), at.UTC().Format("2006-01-02 15:04:05.000000"))
 	}
 	return d.scanOverlaps(ctx, `WITH deaths AS (`+deathsSQL+`),
-		r AS (SELECT m.id, m.name, coalesce(m.node_id, '') AS node, m.start_time AS a,
+		r AS (SELECT m.id, m.name, coalesce(m.node_id, '') AS node,
+		             coalesce((SELECT min(l.at) FROM mn_batches l WHERE l.tbl = substring_index(m.name, '#', 1)
+		                       AND l.app = concat('retention:', m.node_id) AND l.at >= m.start_time), m.start_time) AS a,
 		             CASE WHEN x.at IS NULL THEN coalesce(m.end_time, UTC_TIMESTAMP(6)) ELSE least(coalesce(m.end_time, x.at), x.at) END AS b
 		      FROM retention_metadata m LEFT JOIN deaths x ON x.node = m.node_id
 		      WHERE m.rows_deleted > 0 OR m.batches > 0)

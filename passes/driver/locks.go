@@ -48,6 +48,13 @@ type Locks interface {
 	ReleaseSessionLock(ctx context.Context, c bun.IConn, class, key int32) (bool, error)
 	// Backend returns c's backend id.
 	Backend(ctx context.Context, c bun.IConn) (int, error)
+	// SetIdleTimeout makes the server end c's session once it sits idle between
+	// statements for longer than d; d <= 0 puts back the server's own setting. It bounds
+	// the one idle wait that must not outlast a paused client: the head of the delete
+	// slots' line holds the queue lock between its polls, so without it a member frozen
+	// there (SIGSTOP, a starved container) would stall every member's line until it woke.
+	// Reference: PostgreSQL's idle_session_timeout (14 or later).
+	SetIdleTimeout(ctx context.Context, c bun.IConn, d time.Duration) error
 }
 
 // LockSession is the server side of a connection that holds or waits for session

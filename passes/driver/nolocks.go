@@ -3,6 +3,7 @@ package driver
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/uptrace/bun"
 )
@@ -42,6 +43,11 @@ func (n NoSessionLocks) TryFirstSessionLock(context.Context, bun.IConn, int32, [
 // ReleaseSessionLock refuses.
 func (n NoSessionLocks) ReleaseSessionLock(context.Context, bun.IConn, int32, int32) (bool, error) {
 	return false, n.refused()
+}
+
+// SetIdleTimeout refuses.
+func (n NoSessionLocks) SetIdleTimeout(context.Context, bun.IConn, time.Duration) error {
+	return n.refused()
 }
 
 // LockHolders refuses: with no session locks, none is ever held to be read.

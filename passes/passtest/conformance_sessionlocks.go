@@ -33,6 +33,7 @@ func sessionLockBehaviours() []behaviour {
 		{name: "a wait ended by CancelStatement holds nothing and leaves the line", run: cancelledWaitLeaves, skip: held},
 		{name: "the head takes the first free slot and leaves the line in one statement", run: tryFirstTakesOneAndLeaves, skip: held},
 		{name: "lock views name the holder and count the line", onTarget: lockViewsNameHolder, skip: held},
+		{name: "a session idle past its idle timeout is ended, and one whose timeout was put back is not", run: idleTimeoutEndsSession, skip: held},
 		{name: "every lock method refuses where the database has no session locks", run: sessionLocksRefused, skip: needsNoSessionLocks},
 	}
 }
@@ -194,6 +195,38 @@ func lockFreedWithConnection(t *testing.T, db *DB) {
 	})
 	if held, err := d.LocksHeld(context.Background(), db.DB, passes.SweepLockClass, []int32{key}); err != nil || held != 1 {
 		t.Fatalf("LocksHeld: %d, %v; want 1 (the new holder's)", held, err)
+	}
+}
+
+// idleTimeoutEndsSession: a session given an idle timeout that then sits idle past it
+// is ended by the server, its locks with it; a session whose timeout was set and put
+// back (SetIdleTimeout 0), idle as long, keeps its lock. The head of the slots' line
+// stands on the first (a paused member loses its place), a slot's holder on the second.
+func idleTimeoutEndsSession(t *testing.T, db *DB) {
+	ctx := context.Background()
+	d := lockDriver(t, db.DB)
+	keys := lockKeys(2)
+	kept, ended := conn(t, d, db.DB), conn(t, d, db.Reopen(t))
+	for _, step := range []struct {
+		c *lockConn
+		d time.Duration
+	}{{kept, time.Second}, {kept, 0}, {ended, time.Second}} {
+		if err := d.SetIdleTimeout(ctx, step.c, step.d); err != nil {
+			t.Fatalf("SetIdleTimeout(%v): %v", step.d, err)
+		}
+	}
+	if !try(t, d, kept, passes.SweepLockClass, keys[0]) || !try(t, d, ended, passes.SweepLockClass, keys[1]) {
+		t.Fatal("a free lock was denied")
+	}
+	until(t, "the lock of a session idle past its timeout freed", func() (bool, error) {
+		held, err := d.LocksHeld(ctx, db.DB, passes.SweepLockClass, keys[1:])
+		return held == 0, err
+	})
+	if held, err := d.LocksHeld(ctx, db.DB, passes.SweepLockClass, keys[:1]); err != nil || held != 1 {
+		t.Fatalf("LocksHeld of the session whose timeout was put back: %d, %v; want 1", held, err)
+	}
+	if !release(t, d, kept, passes.SweepLockClass, keys[0]) {
+		t.Fatal("the session whose timeout was put back no longer held its lock")
 	}
 }
 
@@ -385,5 +418,8 @@ func sessionLocksRefused(t *testing.T, db *DB) {
 	}
 	if _, err := d.LockLine(ctx, db.DB, passes.QueueLockClass, 1); !errors.Is(err, driver.ErrLocksUnsupported) {
 		t.Fatalf("LockLine: %v; want ErrLocksUnsupported", err)
+	}
+	if err := d.SetIdleTimeout(ctx, db.DB, time.Second); !errors.Is(err, driver.ErrLocksUnsupported) {
+		t.Fatalf("SetIdleTimeout: %v; want ErrLocksUnsupported", err)
 	}
 }

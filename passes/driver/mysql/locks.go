@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/uptrace/bun"
 
@@ -150,10 +151,23 @@ func pinned(ctx context.Context, db bun.IDB) (pinnedIDB, error) {
 //     keepalives are global (MariaDB's tcp_keepalive_time, _interval, _probes) or the
 //     kernel's; wait_timeout would end an idle holder whose client is alive (a delete
 //     slot stays idle for as long as its pass sweeps), letting a second member take
-//     a lock the first still believes it holds.
+//     a lock the first still believes it holds. Only the head of the slots' line, idle
+//     for no more than a poll while alive, sets it (SetIdleTimeout).
 //   - WaitUnbounded: WaitSessionLock lifts the statement time limits on its own wait.
 func (d Driver) ApplyLockSession(ctx context.Context, c bun.IConn, _ driver.LockSession) (int, error) {
 	return d.Backend(ctx, c)
+}
+
+// SetIdleTimeout is the session's wait_timeout, in whole seconds rounded up, or
+// DEFAULT, which is the server's global value. The server closes a connection idle past
+// it, and GET_LOCK's locks go with it.
+func (Driver) SetIdleTimeout(ctx context.Context, c bun.IConn, d time.Duration) error {
+	q := "SET SESSION wait_timeout = DEFAULT"
+	if d > 0 {
+		q = fmt.Sprintf("SET SESSION wait_timeout = %d", int64((d+time.Second-1)/time.Second))
+	}
+	_, err := c.ExecContext(ctx, q)
+	return err
 }
 
 // grantedLock reads GET_LOCK's answer: 1 granted, 0 not (taken, or timed out), NULL an

@@ -93,6 +93,17 @@ func (Driver) ApplyLockSession(ctx context.Context, c bun.IConn, s driver.LockSe
 	return pid, err
 }
 
+// SetIdleTimeout is idle_session_timeout, in milliseconds (at least one), or RESET,
+// which puts back the role's, the database's or the server's value.
+func (Driver) SetIdleTimeout(ctx context.Context, c bun.IConn, d time.Duration) error {
+	if d <= 0 {
+		_, err := c.ExecContext(ctx, "RESET idle_session_timeout")
+		return err
+	}
+	_, err := c.ExecContext(ctx, "SELECT set_config('idle_session_timeout', ?, false)", strconv.FormatInt(max(d.Milliseconds(), 1), 10))
+	return err
+}
+
 // TrySessionLock is pg_try_advisory_lock in its two-key form, after s's settings, in
 // one statement.
 func (Driver) TrySessionLock(ctx context.Context, c bun.IConn, s driver.LockSession, class, key int32) (int, bool, error) {
