@@ -85,11 +85,18 @@ func TestSQLiteWriterHoldsTheLock(t *testing.T) {
 	}
 	measure := func() figures { return measureSQLite(t, count) }
 	before := count(`SELECT count(*) FROM events`)
+	phase := time.Now()
+	logPhase := func(what string) {
+		t.Logf("%s after %v", what, time.Since(phase).Round(10*time.Millisecond))
+		phase = time.Now()
+	}
 
 	path := writeConfig(t, "sqlite", "file:"+file+"?_pragma=busy_timeout(200)", "", sqlitePass)
 	n := start(t, "sweep", "--drain", "--drain-retry", "2s", "--config", path)
 	n.waitFor("the sweep", msg("sweep started", "events"))
+	logPhase("sweep started")
 	waitUntil(t, "200 rows deleted", func() bool { return count(`SELECT count(*) FROM events`) <= before-200 })
+	logPhase("200 rows deleted")
 	holder, err := db.BeginTx(context.Background(), nil) // BEGIN IMMEDIATE: the DSN's _txlock
 	if err != nil {
 		t.Fatal(err)
@@ -99,6 +106,7 @@ func TestSQLiteWriterHoldsTheLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	code := rec.exit(n.wait())
+	logPhase("the drain gave up")
 	if err := holder.Rollback(); err != nil {
 		t.Fatal(err)
 	}
@@ -109,6 +117,7 @@ func TestSQLiteWriterHoldsTheLock(t *testing.T) {
 	}
 
 	code, p := runToEnd(t, "sweep", "--drain", "--config", path)
+	logPhase("the second drain ended")
 	if rec.exit(code) != 0 {
 		t.Errorf("the drain after the lock went exited %d, want 0:\n%s", code, p.output())
 	}
@@ -117,6 +126,7 @@ func TestSQLiteWriterHoldsTheLock(t *testing.T) {
 	}, func() string {
 		return fmt.Sprintf("%d runs", count(`SELECT count(*) FROM retention_metadata WHERE state = 'InProgress'`))
 	})
+	logPhase("ledger recovered")
 	rec.final(g)
 	g.exact(t, "after the second drain")
 	g.noRunInProgress(t, "after the second drain and recovery")
