@@ -16,21 +16,13 @@ func (a *passActor) admitPaced(ctx actor.Context) {
 	if p == nil || p.lagUnknown == "" {
 		if p != nil && p.waiting {
 			p.waiting = false
-			a.cell.update(func(s *PassStatus) {
-				if s.Pace != nil {
-					s.Pace.WaitingForReplica = ""
-				}
-			})
+			a.showReplicaWait("")
 		}
 		a.requestAdmission(ctx)
 		return
 	}
 	why := p.lagUnknown
-	a.cell.update(func(s *PassStatus) {
-		if s.Pace != nil {
-			s.Pace.WaitingForReplica = why
-		}
-	})
+	a.showReplicaWait(why)
 	if !p.waiting {
 		p.waiting = true
 		st := p.ctl.State(a.d.clock.Now())
@@ -38,4 +30,19 @@ func (a *passActor) admitPaced(ctx actor.Context) {
 			Batch: st.Batch, Delay: SignalEvery, Rate: st.Rate, Baseline: st.Baseline, Probe: st.Probe, ReplicaLag: st.ReplicaLag, At: a.d.clock.Now()})
 	}
 	a.schedule(ctx, SignalEvery, tickBatch)
+}
+
+// showReplicaWait sets the status's WaitingForReplica ("" once the wait is over). Pace
+// is replaced by a changed copy, never changed in place: a status snapshot shares the
+// pointer, and a reader (GET /passes) reads it outside the cell's lock (CI's race
+// detector caught the in-place write).
+func (a *passActor) showReplicaWait(why string) {
+	a.cell.update(func(s *PassStatus) {
+		if s.Pace == nil || s.Pace.WaitingForReplica == why {
+			return
+		}
+		p := *s.Pace
+		p.WaitingForReplica = why
+		s.Pace = &p
+	})
 }

@@ -79,7 +79,8 @@ type PassStatus struct {
 	// Paused is true while an operator holds the pass (see StatePaused: a batch in
 	// flight when the pause came still finishes).
 	Paused bool
-	// Pace is an adaptive pass's current pace; nil until its first adaptive sweep.
+	// Pace is an adaptive pass's current pace; nil until its first adaptive sweep. It is
+	// replaced, never changed in place: every snapshot of the status shares it.
 	Pace *PaceStatus
 }
 
