@@ -73,22 +73,17 @@ func sessionsKilledMidBatch(t *testing.T, rec *record, f faultDB) {
 // and starts it again; the node must log the failure, finish the drain once the server
 // is back, and exit 0 on SIGTERM.
 func serverRestartUnderRun(t *testing.T, rec *record, f faultDB) {
-	// Every phase's time goes to the log, the seed and the cleanups too: in full runs of
-	// the suite the MariaDB variant took 239-301 s, 29 s alone, and the log showed the
-	// seed's keep-set snapshot took the rest (a plan on empty tables' statistics, now
-	// pinned: see mariadbSnapshot).
-	began := time.Now()
-	t.Cleanup(func() { t.Logf("checks and cleanups took %v", time.Since(began).Round(10*time.Millisecond)) })
+	// Every phase's time goes to the log, the seed's too: in full runs of the suite the
+	// MariaDB variant took 239-301 s, 29 s alone, and the log showed the seed's keep-set
+	// snapshot took the rest (a plan on empty tables' statistics, now pinned: see
+	// mariadbSnapshot).
+	logPhase := phaseLogger(t)
 	f.seed(1, 20000)
-	t.Logf("seeded after %v", time.Since(began).Round(10*time.Millisecond))
+	logPhase("seeded")
 	before := f.eventsLeft()
 	path := f.eventsConfig(passOpts{batchDelay: "20ms"})
 	n := start(t, "run", "--config", path)
-	phase := time.Now()
-	logPhase := func(what string) {
-		t.Logf("%s after %v", what, time.Since(phase).Round(10*time.Millisecond))
-		phase = time.Now()
-	}
+	logPhase("node started")
 	waitUntil(t, "2,000 rows deleted", func() bool { return f.eventsLeft() <= before-2000 })
 	logPhase("2,000 rows deleted")
 	if err := f.crashServer(); err != nil {
@@ -116,7 +111,6 @@ func serverRestartUnderRun(t *testing.T, rec *record, f faultDB) {
 	g.exact(t, "after the drain")
 	g.noRunInProgress(t, "after the node exited and recovery ran")
 	g.ledgerAtMost(t, "after the drain")
-	began = time.Now()
 }
 
 // sigkillAndRestart kills `run` with SIGKILL mid-drain, once the ledger shows the run's
@@ -171,5 +165,17 @@ func sigkillAndRestart(t *testing.T, rec *record, f faultDB) {
 	}
 	if f.count(ofRun(`SELECT rows_deleted FROM retention_metadata WHERE id = %d`)) == 0 {
 		t.Errorf("the killed run %d recorded no rows, though it deleted batches before the kill", killedRun)
+	}
+}
+
+// phaseLogger returns a function that logs what just happened and how long it took
+// since the last call (the first: since phaseLogger), so a slow scenario's log says
+// which of its phases took the time.
+func phaseLogger(t *testing.T) func(what string) {
+	phase := time.Now()
+	return func(what string) {
+		t.Helper()
+		t.Logf("%s after %v", what, time.Since(phase).Round(10*time.Millisecond))
+		phase = time.Now()
 	}
 }

@@ -85,11 +85,7 @@ func TestSQLiteWriterHoldsTheLock(t *testing.T) {
 	}
 	measure := func() figures { return measureSQLite(t, count) }
 	before := count(`SELECT count(*) FROM events`)
-	phase := time.Now()
-	logPhase := func(what string) {
-		t.Logf("%s after %v", what, time.Since(phase).Round(10*time.Millisecond))
-		phase = time.Now()
-	}
+	logPhase := phaseLogger(t)
 
 	path := writeConfig(t, "sqlite", "file:"+file+"?_pragma=busy_timeout(200)", "", sqlitePass)
 	n := start(t, "sweep", "--drain", "--drain-retry", "2s", "--config", path)
